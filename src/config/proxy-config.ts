@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { workspaceSettingsSchema } from './settings.js';
+
+/** Provider secret fields are 8–512 characters (seed 001). */
+const secret = z.string().min(8).max(512);
+const httpUrl = z.url({ protocol: /^https?$/ });
+
+const keyOnlyCredential = z.strictObject({ apiKey: secret.optional(), baseUrl: httpUrl.optional() });
+
+export const providerCredentialsSchema = z.strictObject({
+  openai: keyOnlyCredential.optional(),
+  anthropic: keyOnlyCredential.optional(),
+  gemini: keyOnlyCredential.optional(),
+  mistral: keyOnlyCredential.optional(),
+  groq: keyOnlyCredential.optional(),
+  deepseek: keyOnlyCredential.optional(),
+  xai: keyOnlyCredential.optional(),
+  azure_openai: z
+    .strictObject({ endpoint: httpUrl, apiKey: secret.optional(), apiVersion: z.string().min(1).default('2024-10-21') })
+    .optional(),
+  aws_bedrock: z
+    .strictObject({
+      awsRegion: z.string().min(1).max(64),
+      awsAccessKeyId: secret.optional(),
+      awsSecretAccessKey: secret.optional(),
+      apiKey: secret.optional(),
+    })
+    .refine((c) => c.apiKey !== undefined || (c.awsAccessKeyId !== undefined && c.awsSecretAccessKey !== undefined), {
+      message: 'aws_bedrock needs awsAccessKeyId with awsSecretAccessKey, or apiKey',
+    })
+    .optional(),
+  google_vertex: z
+    .strictObject({ projectId: z.string().min(1).max(128), location: z.string().min(1).max(64).optional(), serviceAccountJson: z.string().min(8) })
+    .optional(),
+  ollama: z.strictObject({ apiBase: httpUrl, apiKey: secret.optional() }).optional(),
+});
+
+const virtualKey = z.union([
+  z.strictObject({ key: z.string().regex(/^vk_[A-Za-z0-9_-]{8,200}$/, 'a virtual key is vk_ followed by 8–200 letters, digits, _ or -'), name: z.string().max(128).optional(), workspaceId: z.string().min(1).max(128).optional() }),
+  z.strictObject({ sha256: z.string().regex(/^[0-9a-f]{64}$/), name: z.string().max(128).optional(), workspaceId: z.string().min(1).max(128).optional() }),
+]);
+
+export const limitsSchema = z.strictObject({
+  /** Largest request body accepted; past it, 413. */
+  maxBodyBytes: z.number().int().min(1024).max(1024 * 1024 * 1024).default(32 * 1024 * 1024),
+  /** Time allowed for the upstream to send its response headers. */
+  upstreamHeadersTimeoutMs: z.number().int().min(100).max(3_600_000).default(600_000),
+  /** Longest silence allowed between two chunks of an upstream body. */
+  upstreamBodyTimeoutMs: z.number().int().min(100).max(3_600_000).default(300_000),
+  /** How long SIGINT/SIGTERM waits for in-flight requests before closing them. */
+  drainTimeoutMs: z.number().int().min(0).max(600_000).default(10_000),
+  /** Keep-alive connections per upstream origin. */
+  upstreamConnections: z.number().int().min(1).max(4096).default(256),
+});
+
+export const proxyConfigFileSchema = z.strictObject({
+  $schema: z.string().optional(),
+  workspaceId: z.string().min(1).max(128).default('local'),
+  keys: z.array(virtualKey).max(100_000).default([]),
+  providers: providerCredentialsSchema.default({}),
+  upstreamUrl: httpUrl.optional(),
+  settings: workspaceSettingsSchema.default({}),
+  limits: limitsSchema.default(limitsSchema.parse({})),
+});
+
+export type ProxyConfigFile = z.infer<typeof proxyConfigFileSchema>;
+export type ProviderCredentials = z.infer<typeof providerCredentialsSchema>;
+export type Limits = z.infer<typeof limitsSchema>;

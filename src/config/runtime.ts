@@ -1,0 +1,93 @@
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import { ConfigError } from '../lib/errors.js';
+import { proxyConfigFileSchema, type Limits, type ProviderCredentials } from './proxy-config.js';
+import type { WorkspaceSettings } from './settings.js';
+
+export interface VirtualKeyEntry {
+  readonly name: string | undefined;
+  readonly workspaceId: string;
+}
+
+/** One immutable, versioned configuration; the proxy swaps whole objects, never edits one. */
+export interface RuntimeConfig {
+  readonly version: string;
+  readonly workspaceId: string;
+  /** sha256(hex) of each accepted virtual key → who it belongs to. */
+  readonly keys: ReadonlyMap<string, VirtualKeyEntry>;
+  /** No key configured: any caller is accepted (loopback only). */
+  readonly openMode: boolean;
+  readonly providers: ProviderCredentials;
+  readonly upstreamUrl: string | undefined;
+  readonly settings: WorkspaceSettings;
+  readonly limits: Limits;
+}
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/** Renders a zod failure as one line per problem, each naming its path. */
+export function describeZodError(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.length > 0 ? i.path.join('.') : '(root)'}: ${i.message}`).join('; ');
+}
+
+export interface ConfigSources {
+  /** Parsed JSON of the config file, if any. */
+  file?: unknown;
+  /** Overrides from flags and environment. */
+  upstreamUrl?: string | undefined;
+  extraKeys?: readonly string[];
+}
+
+export function buildRuntimeConfig(sources: ConfigSources): RuntimeConfig {
+  const parsed = proxyConfigFileSchema.safeParse(sources.file ?? {});
+  if (!parsed.success) throw new ConfigError(`invalid config: ${describeZodError(parsed.error)}`);
+  const file = parsed.data;
+  const keys = new Map<string, VirtualKeyEntry>();
+  for (const k of file.keys) {
+    const hash = 'key' in k ? hashKey(k.key) : k.sha256;
+    keys.set(hash, { name: k.name, workspaceId: k.workspaceId ?? file.workspaceId });
+  }
+  for (const key of sources.extraKeys ?? []) {
+    if (!/^vk_[A-Za-z0-9_-]{8,200}$/.test(key)) throw new ConfigError('SVC_VIRTUAL_KEYS holds a value that is not a vk_ key');
+    keys.set(hashKey(key), { name: undefined, workspaceId: file.workspaceId });
+  }
+  let upstreamUrl = sources.upstreamUrl ?? file.upstreamUrl;
+  if (upstreamUrl !== undefined) {
+    const checked = z.url({ protocol: /^https?$/ }).safeParse(upstreamUrl);
+    if (!checked.success) throw new ConfigError(`invalid upstream URL '${upstreamUrl}'`);
+    upstreamUrl = upstreamUrl.replace(/\/+$/, '');
+  }
+  const version =
+    'local-' +
+    createHash('sha256')
+      .update(JSON.stringify([file, upstreamUrl, [...keys.keys()]]))
+      .digest('hex')
+      .slice(0, 12);
+  return Object.freeze({
+    version,
+    workspaceId: file.workspaceId,
+    keys,
+    openMode: keys.size === 0,
+    providers: file.providers,
+    upstreamUrl,
+    settings: file.settings,
+    limits: file.limits,
+  });
+}
+
+export async function readConfigFile(path: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`cannot read config file ${path}: ${(err as Error).message}`, { cause: err });
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(`config file ${path} is not valid JSON: ${(err as Error).message}`, { cause: err });
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * The typed error hierarchy of the gateway. Every refusal the proxy sends is one of these:
+ * a stable `code`, the HTTP `status`, and the OpenAI-style error `type`. The proxy renders
+ * them in the shape of the route's provider (see proxy/respond.ts).
+ */
+export class SvcError extends Error {
+  readonly code: string;
+  readonly status: number;
+  readonly type: string;
+  readonly param: string | null;
+  /** Headers the refusal carries besides the trace id (e.g. retry-after). */
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(
+    message: string,
+    opts: { code: string; status: number; type: string; param?: string | null; headers?: Record<string, string>; cause?: unknown },
+  ) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = new.target.name;
+    this.code = opts.code;
+    this.status = opts.status;
+    this.type = opts.type;
+    this.param = opts.param ?? null;
+    this.headers = opts.headers ?? {};
+  }
+}
+
+export class InvalidRequestError extends SvcError {
+  constructor(message: string, param: string | null = null, code = 'invalid_request') {
+    super(message, { code, status: 400, type: 'invalid_request_error', param });
+  }
+}
+
+export class UnknownModelError extends SvcError {
+  constructor(model: string) {
+    super(`The model '${model}' is not in the model catalog and has no 'provider/' prefix.`, {
+      code: 'model_not_found',
+      status: 400,
+      type: 'invalid_request_error',
+      param: 'model',
+    });
+  }
+}
+
+export class AuthenticationError extends SvcError {
+  constructor(message = 'Invalid API key. Use a virtual key (vk_…) issued for this gateway.') {
+    super(message, { code: 'invalid_api_key', status: 401, type: 'authentication_error' });
+  }
+}
+
+export class NotFoundError extends SvcError {
+  constructor(method: string, path: string) {
+    super(`No route for ${method} ${path}.`, { code: 'not_found', status: 404, type: 'not_found_error' });
+  }
+}
+
+export class PayloadTooLargeError extends SvcError {
+  constructor(limit: number) {
+    super(`Request body exceeds the limit of ${limit} bytes.`, {
+      code: 'request_too_large',
+      status: 413,
+      type: 'invalid_request_error',
+    });
+  }
+}
+
+export class UnsupportedMediaTypeError extends SvcError {
+  constructor(contentType: string) {
+    super(`Content type '${contentType || '(none)'}' is not supported; send application/json.`, {
+      code: 'unsupported_media_type',
+      status: 415,
+      type: 'invalid_request_error',
+    });
+  }
+}
+
+export class ProviderNotSupportedError extends SvcError {
+  constructor(provider: string, detail: string) {
+    super(`Provider '${provider}' is not supported on this route yet: ${detail}`, {
+      code: 'provider_not_supported',
+      status: 501,
+      type: 'invalid_request_error',
+    });
+  }
+}
+
+/** The upstream answered with an error, or could not be reached. */
+export class UpstreamError extends SvcError {
+  constructor(message: string, opts: { status?: number; code?: string; cause?: unknown; headers?: Record<string, string> } = {}) {
+    super(message, { code: opts.code ?? 'upstream_error', status: opts.status ?? 502, type: 'api_error', cause: opts.cause, headers: opts.headers });
+  }
+}
+
+export class UpstreamTimeoutError extends UpstreamError {
+  constructor(ms: number, what = 'did not answer') {
+    super(`The upstream provider ${what} within ${ms} ms.`, { status: 504, code: 'upstream_timeout' });
+  }
+}
+
+export class ShuttingDownError extends SvcError {
+  constructor() {
+    super('The gateway is shutting down; retry on another instance.', {
+      code: 'shutting_down',
+      status: 503,
+      type: 'api_error',
+      headers: { 'retry-after': '1' },
+    });
+  }
+}
+
+/** Raised by configuration loading; the CLI prints it and exits non-zero. */
+export class ConfigError extends Error {
+  readonly code = 'invalid_config';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ConfigError';
+  }
+}

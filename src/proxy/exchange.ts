@@ -1,0 +1,191 @@
+import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
+import { traceId } from '../lib/ids.js';
+import { SvcError } from '../lib/errors.js';
+import type { Enforcement, TraceRecord } from '../traces/trace.js';
+import type { Usage } from '../traces/usage.js';
+import type { Wire } from '../upstream/target.js';
+import type { IntakeHeaders } from './intake.js';
+import { errorBody, statusLine, streamErrorEvent } from './respond.js';
+
+export interface ExchangeHooks {
+  /** Called once when the exchange is over (answered, failed or abandoned by the client). */
+  settled(exchange: Exchange, trace: TraceRecord): void;
+}
+
+const JSON_TYPE = 'application/json';
+
+/**
+ * One client request from intake to its last byte: owns the uWS response (every write is corked
+ * and skipped once the client is gone), the trace record, and the abort wiring to the upstream.
+ */
+export class Exchange {
+  readonly id: string;
+  readonly startedAt = performance.now();
+  private readonly startedWall = Date.now();
+  /** The client closed the connection. */
+  aborted = false;
+  /** The response is complete (or abandoned); nothing more may be written. */
+  private ended = false;
+  /** The status line went out; errors from here on must travel inside the body. */
+  committed = false;
+  private onAbort: (() => void) | null = null;
+  private settledOnce = false;
+
+  // Trace fields filled along the way.
+  workspace: string;
+  model: string | null = null;
+  provider: string | null = null;
+  stream = false;
+  status = 0;
+  ttfbMs: number | null = null;
+  usage: Usage | null = null;
+  costUsd: number | null = null;
+  enforcement: Enforcement = 'BYPASS';
+  error: string | null = null;
+
+  constructor(
+    readonly res: HttpResponse,
+    readonly route: string,
+    readonly wire: Wire,
+    readonly headers: IntakeHeaders,
+    defaultWorkspace: string,
+    private readonly hooks: ExchangeHooks,
+  ) {
+    this.id = traceId(this.startedWall);
+    this.workspace = headers.workspace ?? defaultWorkspace;
+    res.onAborted(() => this.handleClientAbort());
+  }
+
+  /** Registers what to cancel if the client leaves (the upstream request). */
+  setAbortHandler(fn: (() => void) | null): void {
+    this.onAbort = fn;
+  }
+
+  get gone(): boolean {
+    return this.aborted || this.ended;
+  }
+
+  private handleClientAbort(): void {
+    this.aborted = true;
+    this.ended = true;
+    if (this.status === 0) this.status = 499;
+    this.error ??= 'client_closed';
+    const fn = this.onAbort;
+    this.onAbort = null;
+    fn?.();
+    this.settle();
+  }
+
+  private writeHeaders(status: number, headers: ReadonlyArray<readonly [string, string]>): void {
+    this.res.writeStatus(statusLine(status));
+    this.res.writeHeader('x-svc-trace-id', this.id);
+    this.res.writeHeader('x-svc-enforcement', this.enforcement);
+    for (const [k, v] of headers) this.res.writeHeader(k, v);
+  }
+
+  /** A complete response in one write. */
+  reply(status: number, headers: ReadonlyArray<readonly [string, string]>, body: string | Buffer, closeConnection = false): void {
+    if (this.gone) return;
+    this.status = status;
+    this.ended = true;
+    this.committed = true;
+    this.res.cork(() => {
+      this.writeHeaders(status, headers);
+      this.res.end(body, closeConnection);
+    });
+    this.settle();
+  }
+
+  replyJson(status: number, body: unknown): void {
+    this.reply(status, [['content-type', JSON_TYPE]], JSON.stringify(body));
+  }
+
+  /** Starts a streamed response: the status line and headers go out now. */
+  begin(status: number, headers: ReadonlyArray<readonly [string, string]>): void {
+    if (this.gone) return;
+    this.status = status;
+    this.committed = true;
+    this.res.cork(() => this.writeHeaders(status, headers));
+  }
+
+  /** Writes a chunk of a begun response; false means the client is behind (backpressure). */
+  write(chunk: Buffer | string): boolean {
+    if (this.gone) return true;
+    let ok = true;
+    this.res.cork(() => {
+      ok = this.res.write(chunk);
+    });
+    return ok;
+  }
+
+  /** Calls `fn` whenever the client can take more after a `write` returned false. */
+  onWritable(fn: () => void): void {
+    this.res.onWritable(() => {
+      fn();
+      return true;
+    });
+  }
+
+  /** Ends a begun response. */
+  end(): void {
+    if (this.gone) return;
+    this.ended = true;
+    this.res.cork(() => this.res.end());
+    this.settle();
+  }
+
+  /** Drops the connection without a proper end, so the client cannot mistake a cut body for a whole one. */
+  cut(code: string): void {
+    if (this.gone) return;
+    this.ended = true;
+    this.error ??= code;
+    this.res.close();
+    this.settle();
+  }
+
+  /**
+   * Refuses or fails the request in the route's provider shape. Before the status line this is an
+   * ordinary error response; inside a stream it is a final error event, then the end.
+   */
+  fail(err: SvcError, closeConnection = false): void {
+    if (this.gone) return;
+    this.error = err.code;
+    if (!this.committed) {
+      const headers: Array<readonly [string, string]> = [['content-type', JSON_TYPE], ...Object.entries(err.headers)];
+      this.reply(err.status, headers, errorBody(this.wire, err, this.id), closeConnection);
+      return;
+    }
+    this.write(streamErrorEvent(this.wire, err, this.id));
+    this.end();
+  }
+
+  /** The trace record as it stands. */
+  toTrace(): TraceRecord {
+    return {
+      id: this.id,
+      time: new Date(this.startedWall).toISOString(),
+      workspace: this.workspace,
+      session: this.headers.session,
+      harness: this.headers.harness,
+      route: this.route,
+      model: this.model,
+      provider: this.provider,
+      stream: this.stream,
+      status: this.status,
+      latencyMs: Math.round((performance.now() - this.startedAt) * 100) / 100,
+      ttfbMs: this.ttfbMs,
+      inputTokens: this.usage?.inputTokens ?? null,
+      outputTokens: this.usage?.outputTokens ?? null,
+      costUsd: this.costUsd,
+      enforcement: this.enforcement,
+      error: this.error,
+    };
+  }
+
+  private settle(): void {
+    if (this.settledOnce) return;
+    this.settledOnce = true;
+    this.onAbort = null;
+    this.hooks.settled(this, this.toTrace());
+  }
+}

@@ -1,0 +1,245 @@
+import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from '@trufflesuite/uws-js-unofficial';
+import { z } from 'zod';
+import { ConfigError, InvalidRequestError, NotFoundError, PayloadTooLargeError, ShuttingDownError, SvcError, UnsupportedMediaTypeError } from '../lib/errors.js';
+import type { Logger } from '../lib/logger.js';
+import { VERSION } from '../lib/version.js';
+import type { RuntimeConfig } from '../config/runtime.js';
+import type { ModelCatalog } from '../upstream/catalog.js';
+import { PoolRegistry } from '../upstream/pools.js';
+import { assertSupported, resolveModel } from '../upstream/resolve.js';
+import { buildTarget } from '../upstream/target.js';
+import type { TraceSink } from '../traces/sink.js';
+import { authenticate } from './auth.js';
+import { Exchange, type ExchangeHooks } from './exchange.js';
+import { upstreamRequestHeaders } from './forward-headers.js';
+import { isJsonContentType, readBody, readHeaders } from './intake.js';
+import { RelayHandler } from './relay.js';
+import { PROVIDER_ROUTES, type ProviderRoute } from './routes.js';
+
+export interface ProxyServerOptions {
+  host: string;
+  port: number;
+  config: RuntimeConfig;
+  catalog: ModelCatalog;
+  sink: TraceSink;
+  logger: Logger;
+  /** Worker threads for the policy engine. */
+  threads: number;
+  /** Redis/Valkey URL of the shared store, when one is configured. */
+  valkeyUrl: string | undefined;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** The envelope every provider route needs; the rest of the body is the provider's business. */
+const providerBodySchema = z.looseObject({
+  model: z.string().min(1).max(256),
+  stream: z.boolean().optional(),
+});
+
+const ANTHROPIC_DEFAULTS: ReadonlyArray<readonly [string, string]> = [
+  ['content-type', 'application/json'],
+  ['anthropic-version', '2023-06-01'],
+];
+const OPENAI_DEFAULTS: ReadonlyArray<readonly [string, string]> = [['content-type', 'application/json']];
+
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
+}
+
+/** The port-4000 data plane: uWS at the edge, undici to the providers. */
+export class ProxyServer implements ExchangeHooks {
+  private config: RuntimeConfig;
+  private readonly app: TemplatedApp;
+  private readonly pools: PoolRegistry;
+  private listenSocket: us_listen_socket | null = null;
+  private readonly inflight = new Set<Exchange>();
+  private draining = false;
+  private readonly startedAt = Date.now();
+  private readonly env: NodeJS.ProcessEnv;
+  port = 0;
+
+  constructor(private readonly options: ProxyServerOptions) {
+    this.config = options.config;
+    this.env = options.env ?? process.env;
+    if (this.config.openMode && !isLoopback(options.host)) {
+      throw new ConfigError(`no virtual key is configured: the proxy runs open and may only bind a loopback address, not ${options.host}`);
+    }
+    const limits = this.config.limits;
+    this.pools = new PoolRegistry({
+      connections: limits.upstreamConnections,
+      headersTimeoutMs: limits.upstreamHeadersTimeoutMs,
+      bodyTimeoutMs: limits.upstreamBodyTimeoutMs,
+    });
+    this.app = uWS.App();
+    for (const route of PROVIDER_ROUTES) this.app.post(route.path, (res, req) => this.handleProviderRoute(res, req, route));
+    this.app.get('/v1/models', (res, req) => this.handleModels(res, req));
+    this.app.get('/health', (res, req) => this.handleHealth(res, req));
+    this.app.any('/*', (res, req) => this.handleNotFound(res, req));
+  }
+
+  /** Swaps the whole configuration at once; requests already running keep the one they started with. */
+  setConfig(config: RuntimeConfig): void {
+    this.config = config;
+  }
+
+  get currentConfig(): RuntimeConfig {
+    return this.config;
+  }
+
+  get inflightCount(): number {
+    return this.inflight.size;
+  }
+
+  listen(): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.app.listen(this.options.host, this.options.port, (socket) => {
+        if (!socket) {
+          reject(new ConfigError(`cannot listen on ${this.options.host}:${this.options.port}`));
+          return;
+        }
+        this.listenSocket = socket;
+        this.port = uWS.us_socket_local_port(socket);
+        resolve(this.port);
+      });
+    });
+  }
+
+  /**
+   * Stops accepting, lets in-flight requests finish for up to `drainMs`, then cuts the rest.
+   */
+  async close(drainMs = this.config.limits.drainTimeoutMs): Promise<void> {
+    this.draining = true;
+    if (this.listenSocket !== null) {
+      uWS.us_listen_socket_close(this.listenSocket);
+      this.listenSocket = null;
+    }
+    const deadline = Date.now() + drainMs;
+    while (this.inflight.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    if (this.inflight.size > 0) {
+      this.options.logger.warn({ inflight: this.inflight.size }, 'drain bound reached; closing remaining requests');
+      for (const ex of [...this.inflight]) ex.cut('shutting_down');
+    }
+    await this.pools.close();
+    await this.options.sink.close();
+  }
+
+  settled(exchange: Exchange, trace: ReturnType<Exchange['toTrace']>): void {
+    this.inflight.delete(exchange);
+    // Health probes arrive every few seconds from load balancers; they are not traffic.
+    if (exchange.route !== '/health') this.options.sink.record(trace);
+  }
+
+  private open(res: HttpResponse, req: HttpRequest, route: string, wire: ProviderRoute['wire']): Exchange {
+    const ex = new Exchange(res, route, wire, readHeaders(req), this.config.workspaceId, this);
+    this.inflight.add(ex);
+    return ex;
+  }
+
+  private handleProviderRoute(res: HttpResponse, req: HttpRequest, route: ProviderRoute): void {
+    const ex = this.open(res, req, route.path, route.wire);
+    const config = this.config;
+    try {
+      if (this.draining) throw new ShuttingDownError();
+      const caller = authenticate(config, ex.headers);
+      ex.workspace = caller.workspaceId;
+      if (!isJsonContentType(ex.headers.contentType)) throw new UnsupportedMediaTypeError(ex.headers.contentType);
+      const limit = config.limits.maxBodyBytes;
+      if (ex.headers.contentLength !== undefined && ex.headers.contentLength > limit) throw new PayloadTooLargeError(limit);
+      readBody(
+        res,
+        limit,
+        () => ex.gone,
+        (body) => this.forward(ex, route, config, caller.passthroughKey, body),
+        (err) => ex.fail(err),
+      );
+    } catch (err) {
+      this.refuse(ex, err);
+    }
+  }
+
+  private forward(ex: Exchange, route: ProviderRoute, config: RuntimeConfig, passthroughKey: string | undefined, raw: Buffer): void {
+    try {
+      let body: unknown;
+      try {
+        body = JSON.parse(raw.toString('utf8'));
+      } catch {
+        throw new InvalidRequestError('The request body is not valid JSON.');
+      }
+      const envelope = providerBodySchema.safeParse(body);
+      if (!envelope.success) {
+        const issue = envelope.error.issues[0]!;
+        const field = issue.path.join('.') || null;
+        throw new InvalidRequestError(field ? `Invalid '${field}': ${issue.message}` : 'The request body must be a JSON object.', field);
+      }
+      const { model, stream } = envelope.data;
+      ex.model = model;
+      ex.stream = stream === true && route.streams;
+      const resolved = resolveModel(model, this.options.catalog);
+      ex.provider = resolved.provider.id;
+      assertSupported(resolved.provider);
+      const target = buildTarget(config, resolved, route.wire, route.suffix, passthroughKey, this.env);
+      const outgoing = resolved.upstreamModel === model ? raw : JSON.stringify({ ...envelope.data, model: resolved.upstreamModel });
+      const headers = upstreamRequestHeaders(ex.headers.all, target.authHeaders, route.wire === 'anthropic' ? ANTHROPIC_DEFAULTS : OPENAI_DEFAULTS);
+      const relay = new RelayHandler(ex, {
+        path: target.path,
+        headers,
+        body: outgoing,
+        headersTimeoutMs: config.limits.upstreamHeadersTimeoutMs,
+        bodyTimeoutMs: config.limits.upstreamBodyTimeoutMs,
+        pricing: resolved.entry,
+      });
+      this.pools.get(target.origin).dispatch(
+        {
+          path: target.path,
+          method: 'POST',
+          headers,
+          body: outgoing,
+          headersTimeout: config.limits.upstreamHeadersTimeoutMs,
+          bodyTimeout: config.limits.upstreamBodyTimeoutMs,
+        },
+        relay,
+      );
+    } catch (err) {
+      this.refuse(ex, err);
+    }
+  }
+
+  private refuse(ex: Exchange, err: unknown): void {
+    if (err instanceof SvcError) {
+      ex.fail(err);
+      return;
+    }
+    this.options.logger.error({ err, traceId: ex.id }, 'unexpected error on the request path');
+    ex.fail(new SvcError('Internal gateway error.', { code: 'internal_error', status: 500, type: 'api_error' }));
+  }
+
+  private handleModels(res: HttpResponse, req: HttpRequest): void {
+    const ex = this.open(res, req, '/v1/models', 'openai');
+    try {
+      authenticate(this.config, ex.headers);
+      const data = [...this.options.catalog.entries()].map((m) => ({ id: m.id, object: 'model', created: 0, owned_by: m.provider }));
+      ex.replyJson(200, { object: 'list', data });
+    } catch (err) {
+      this.refuse(ex, err);
+    }
+  }
+
+  private handleHealth(res: HttpResponse, req: HttpRequest): void {
+    const ex = this.open(res, req, '/health', 'openai');
+    ex.replyJson(this.draining ? 503 : 200, {
+      status: this.draining ? 'draining' : 'ok',
+      version: VERSION,
+      configVersion: this.config.version,
+      uptimeSeconds: Math.round((Date.now() - this.startedAt) / 1000),
+      inflight: this.inflight.size - 1,
+      workers: { threads: this.options.threads, running: 0 },
+      store: this.options.valkeyUrl === undefined ? null : { kind: 'redis', state: 'not_connected' },
+    });
+  }
+
+  private handleNotFound(res: HttpResponse, req: HttpRequest): void {
+    const method = req.getMethod().toUpperCase();
+    const ex = this.open(res, req, req.getUrl(), 'openai');
+    ex.fail(new NotFoundError(method, req.getUrl()));
+  }
+}

@@ -1,0 +1,66 @@
+const LF_LF = Buffer.from('\n\n');
+const CRLF_CRLF = Buffer.from('\r\n\r\n');
+
+/** Index just past the last complete event in `buf` (after its blank line), or 0. */
+function lastEventEnd(buf: Buffer): number {
+  const lf = buf.lastIndexOf(LF_LF);
+  const crlf = buf.lastIndexOf(CRLF_CRLF);
+  return Math.max(lf < 0 ? 0 : lf + 2, crlf < 0 ? 0 : crlf + 4);
+}
+
+/**
+ * Cuts a byte stream into runs of complete server-sent events. A chunk that ends on an event
+ * boundary (the usual case) passes through without a copy; a partial event is held until its
+ * end arrives, so whatever the client has received always ends on a boundary and an error event
+ * can be appended without corrupting the stream.
+ */
+export class SseFramer {
+  private carry: Buffer | null = null;
+
+  constructor(private readonly maxCarryBytes = 4 * 1024 * 1024) {}
+
+  /** Complete events available after `chunk`, or null when it only extended a partial event. */
+  push(chunk: Buffer): Buffer | null {
+    const buf = this.carry === null ? chunk : Buffer.concat([this.carry, chunk]);
+    const end = lastEventEnd(buf);
+    if (end === buf.length) {
+      this.carry = null;
+      return buf;
+    }
+    if (end === 0) {
+      // An event larger than the bound is not SSE we can frame; release it rather than hold it.
+      if (buf.length > this.maxCarryBytes) {
+        this.carry = null;
+        return buf;
+      }
+      this.carry = buf;
+      return null;
+    }
+    this.carry = buf.subarray(end);
+    return buf.subarray(0, end);
+  }
+
+  /** Whatever partial event is held when the upstream ends. */
+  flush(): Buffer | null {
+    const rest = this.carry;
+    this.carry = null;
+    return rest;
+  }
+}
+
+const DATA_PREFIX = 'data:';
+
+/** The JSON payloads of the `data:` lines in a run of complete events that mention `needle`. */
+export function dataLinesContaining(events: Buffer, needle: string): unknown[] {
+  if (events.indexOf(needle) < 0) return [];
+  const out: unknown[] = [];
+  for (const line of events.toString('utf8').split('\n')) {
+    if (!line.startsWith(DATA_PREFIX) || !line.includes(needle)) continue;
+    try {
+      out.push(JSON.parse(line.slice(DATA_PREFIX.length)));
+    } catch {
+      // Not JSON ([DONE] and the like): nothing to read.
+    }
+  }
+  return out;
+}

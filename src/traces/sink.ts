@@ -1,0 +1,114 @@
+import { appendFile, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from '../lib/logger.js';
+import type { TraceRecord } from './trace.js';
+
+export interface TraceSinkOptions {
+  /** Folder of the JSON-lines files; undefined keeps traces in memory only. */
+  dir: string | undefined;
+  /** Records kept in memory. */
+  ringSize?: number;
+  /** Size at which the current file is rotated. */
+  maxFileBytes?: number;
+  /** Rotated files kept besides the current one. */
+  maxFiles?: number;
+  /** How often queued records are written. */
+  flushIntervalMs?: number;
+  /** Records queued for the file at most; past it the oldest queued are dropped and counted. */
+  maxQueued?: number;
+  logger?: Logger;
+}
+
+/**
+ * Keeps the latest traces in a bounded ring and appends every record as one JSON line under
+ * `dir`, batched on a timer so the request path only pushes to an array.
+ */
+export class TraceSink {
+  readonly file: string | undefined;
+  private readonly ring: TraceRecord[] = [];
+  private ringStart = 0;
+  private queue: string[] = [];
+  private readonly timer: NodeJS.Timeout | undefined;
+  private writing: Promise<void> = Promise.resolve();
+  private bytesInFile = -1;
+  private dropped = 0;
+  private readonly ringSize: number;
+  private readonly maxFileBytes: number;
+  private readonly maxFiles: number;
+  private readonly maxQueued: number;
+
+  constructor(private readonly options: TraceSinkOptions) {
+    this.ringSize = options.ringSize ?? 1000;
+    this.maxFileBytes = options.maxFileBytes ?? 16 * 1024 * 1024;
+    this.maxFiles = options.maxFiles ?? 5;
+    this.maxQueued = options.maxQueued ?? 100_000;
+    this.file = options.dir === undefined ? undefined : join(options.dir, 'traces.jsonl');
+    if (this.file !== undefined) {
+      this.timer = setInterval(() => void this.flush(), options.flushIntervalMs ?? 250);
+      this.timer.unref();
+    }
+  }
+
+  record(trace: TraceRecord): void {
+    if (this.ring.length < this.ringSize) this.ring.push(trace);
+    else {
+      this.ring[this.ringStart] = trace;
+      this.ringStart = (this.ringStart + 1) % this.ringSize;
+    }
+    if (this.file === undefined) return;
+    if (this.queue.length >= this.maxQueued) {
+      this.queue.shift();
+      this.dropped++;
+    }
+    this.queue.push(JSON.stringify(trace) + '\n');
+  }
+
+  /** The records in memory, oldest first. */
+  recent(): TraceRecord[] {
+    return [...this.ring.slice(this.ringStart), ...this.ring.slice(0, this.ringStart)];
+  }
+
+  get droppedCount(): number {
+    return this.dropped;
+  }
+
+  /** Writes what is queued; concurrent calls are serialised. */
+  flush(): Promise<void> {
+    this.writing = this.writing.then(() => this.writeQueued());
+    return this.writing;
+  }
+
+  async close(): Promise<void> {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    await this.flush();
+  }
+
+  private async writeQueued(): Promise<void> {
+    if (this.file === undefined || this.queue.length === 0) return;
+    const batch = this.queue.join('');
+    const count = this.queue.length;
+    this.queue = [];
+    try {
+      if (this.bytesInFile < 0) {
+        await mkdir(this.options.dir!, { recursive: true });
+        this.bytesInFile = await stat(this.file).then((s) => s.size, () => 0);
+      }
+      if (this.bytesInFile + batch.length > this.maxFileBytes && this.bytesInFile > 0) await this.rotate();
+      await appendFile(this.file, batch);
+      this.bytesInFile += Buffer.byteLength(batch);
+    } catch (err) {
+      this.dropped += count;
+      this.options.logger?.error({ err, dropped: count, totalDropped: this.dropped }, 'trace file write failed; records dropped');
+    }
+  }
+
+  private async rotate(): Promise<void> {
+    const file = this.file!;
+    await rm(`${file}.${this.maxFiles}`, { force: true });
+    for (let i = this.maxFiles - 1; i >= 1; i--) {
+      await rename(`${file}.${i}`, `${file}.${i + 1}`).catch(() => undefined);
+    }
+    await rename(file, `${file}.1`);
+    this.bytesInFile = 0;
+  }
+}

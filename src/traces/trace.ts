@@ -1,0 +1,26 @@
+export type Enforcement = 'BYPASS' | 'ENHANCE' | 'HIJACK' | 'KILL';
+
+/** One record per request, refusals included. */
+export interface TraceRecord {
+  id: string;
+  /** Start of the request, RFC 3339. */
+  time: string;
+  workspace: string;
+  session: string | null;
+  harness: string | null;
+  route: string;
+  model: string | null;
+  provider: string | null;
+  stream: boolean;
+  status: number;
+  /** Milliseconds from intake to the last byte (or the refusal). */
+  latencyMs: number;
+  /** Milliseconds from intake to the first upstream byte relayed, when there was one. */
+  ttfbMs: number | null;
+  inputTokens: number | null;
+  outputTokens: number | null;
+  costUsd: number | null;
+  enforcement: Enforcement;
+  /** The error code of a refusal or failure. */
+  error: string | null;
+}

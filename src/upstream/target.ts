@@ -1,0 +1,114 @@
+import { SvcError } from '../lib/errors.js';
+import type { RuntimeConfig } from '../config/runtime.js';
+import type { ResolvedModel } from './resolve.js';
+import type { ProviderId } from './providers.js';
+
+export type Wire = 'openai' | 'anthropic';
+
+export interface UpstreamTarget {
+  readonly origin: string;
+  /** Path and query on the origin. */
+  readonly path: string;
+  /** Host name, for egress checks and traces. */
+  readonly host: string;
+  /** Authentication headers the proxy sets (the agent's own are never forwarded as-is). */
+  readonly authHeaders: ReadonlyArray<readonly [string, string]>;
+}
+
+export class ProviderNotConfiguredError extends SvcError {
+  constructor(provider: ProviderId, what: string) {
+    super(`Provider '${provider}' is not configured on this gateway: ${what}.`, {
+      code: 'provider_not_configured',
+      status: 503,
+      type: 'api_error',
+    });
+  }
+}
+
+export class WrongWireError extends SvcError {
+  constructor(provider: ProviderId) {
+    super(`Provider '${provider}' does not serve the Anthropic Messages API; call /v1/chat/completions for this model.`, {
+      code: 'provider_not_supported',
+      status: 501,
+      type: 'invalid_request_error',
+    });
+  }
+}
+
+/** The credential the proxy holds for a provider: the local config first, then the platform env variable. */
+export function platformKey(config: RuntimeConfig, provider: ProviderId, envKeys: readonly string[], env: NodeJS.ProcessEnv): string | undefined {
+  const cred = config.providers[provider] as { apiKey?: string } | undefined;
+  if (cred?.apiKey !== undefined) return cred.apiKey;
+  for (const name of envKeys) {
+    const value = env[name];
+    if (value !== undefined && value.length > 0) return value;
+  }
+  return undefined;
+}
+
+function stripTrailingSlash(url: string): string {
+  return url.endsWith('/') ? url.slice(0, -1) : url;
+}
+
+function authFor(wire: Wire, provider: ProviderId, key: string | undefined): Array<[string, string]> {
+  if (key === undefined) return [];
+  if (provider === 'azure_openai') return [['api-key', key]];
+  if (wire === 'anthropic') return [['x-api-key', key]];
+  return [['authorization', `Bearer ${key}`]];
+}
+
+/**
+ * Where a request goes and how it authenticates.
+ * `suffix` is the route below `/v1` (`/chat/completions`, `/messages`, …).
+ * `passthroughKey` is the agent's own provider key, used when the proxy holds none.
+ */
+export function buildTarget(
+  config: RuntimeConfig,
+  model: ResolvedModel,
+  wire: Wire,
+  suffix: string,
+  passthroughKey: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): UpstreamTarget {
+  const provider = model.provider;
+  const key = platformKey(config, provider.id, provider.envKeys, env) ?? passthroughKey;
+  let base: string;
+  let path: string;
+  if (config.upstreamUrl !== undefined) {
+    // A self-hosted gateway (or a test's mock) that speaks every wire under /v1.
+    base = config.upstreamUrl + '/v1';
+    path = suffix;
+  } else {
+    if (wire === 'anthropic' && !provider.speaksAnthropic) throw new WrongWireError(provider.id);
+    switch (provider.id) {
+      case 'azure_openai': {
+        const azure = config.providers.azure_openai;
+        if (azure === undefined) throw new ProviderNotConfiguredError('azure_openai', 'no endpoint in the config');
+        base = stripTrailingSlash(azure.endpoint) + '/openai';
+        path =
+          suffix === '/responses'
+            ? `/v1/responses?api-version=${encodeURIComponent(azure.apiVersion)}`
+            : `/deployments/${encodeURIComponent(model.upstreamModel)}${suffix}?api-version=${encodeURIComponent(azure.apiVersion)}`;
+        break;
+      }
+      case 'ollama': {
+        const apiBase = stripTrailingSlash(config.providers.ollama?.apiBase ?? provider.baseUrl);
+        base = apiBase.endsWith('/v1') ? apiBase : apiBase + '/v1';
+        path = suffix;
+        break;
+      }
+      default: {
+        const cred = config.providers[provider.id] as { baseUrl?: string } | undefined;
+        base = stripTrailingSlash(cred?.baseUrl ?? provider.baseUrl);
+        path = suffix;
+      }
+    }
+  }
+  const url = new URL(base + path);
+  return {
+    origin: url.origin,
+    path: url.pathname + url.search,
+    host: url.hostname,
+    authHeaders: authFor(wire, provider.id, key),
+  };
+}
