@@ -13,9 +13,9 @@ export interface ResolvedModel {
 }
 
 /**
- * Model → provider: a `provider/model` prefix wins, then the catalog, else 400 naming the model.
- * A catalog id may itself contain a slash (`openai/gpt-oss-120b` on groq), so the catalog is
- * asked for the full id before the prefix is read as a provider.
+ * Model → provider: a `provider/model` prefix (a provider id or alias) wins, then the catalog,
+ * else 400 naming the model. A model whose own id has a slash is reached through its provider's
+ * prefix (`groq/openai/gpt-oss-120b`).
  */
 export function resolveModel(model: string, catalog: ModelCatalog): ResolvedModel {
   const slash = model.indexOf('/');

@@ -1,0 +1,985 @@
+// @ts-check
+/**
+ * Mock model provider for tests and benchmarks, on uWebSockets.js.
+ *
+ * Speaks the OpenAI (chat/completions, completions, embeddings, responses, models) and
+ * Anthropic (messages, messages/count_tokens) wire formats, matched by path suffix so any
+ * base path works. Behaviour is steered per request by `x-mock-*` headers, or by a `mock`
+ * object in the JSON body with the same names minus the prefix (headers win):
+ *
+ *   content          reply text (header value is percent-encoded)
+ *   chunks           number of content deltas in a stream (default 10)
+ *   tool-args        JSON arguments of the tool call made when the request offers tools
+ *   status           answer with this HTTP status in the provider's error shape
+ *   retry-after      retry-after seconds sent with a 429 (default 1)
+ *   reset            `before`: close without answering; `mid`: close halfway through the body
+ *   stream-error     stream an error event instead of the reply
+ *   key, fail-times  apply status/reset/stream-error only to the first N requests with that key
+ *   delay-ms         wait before sending the headers
+ *   chunk-delay-ms   wait between stream events
+ *   stream-bytes     stream ~16 KiB deltas until about N bytes were sent (honours backpressure)
+ *   no-usage         leave usage out of every answer
+ *
+ * CLI: node bench/mock/provider.js [--port 5001] [--host 127.0.0.1]
+ */
+import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { STATUS_CODES } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import uWS from '@trufflesuite/uws-js-unofficial';
+
+const DEFAULT_CONTENT = 'Hello from the mock provider.';
+const DEFAULT_CHUNKS = 10;
+const DEFAULT_TOOL_ARGS = '{"path":"README.md"}';
+const TOOL_ARG_DELTAS = 3;
+const FILLER_WORD = 'lorem ';
+const LONG_STREAM_DELTA = FILLER_WORD.repeat(Math.ceil(16384 / FILLER_WORD.length)).slice(0, 16384);
+const STREAM_ERROR_MESSAGE = 'mock stream error';
+const MAX_RECORDED = 500;
+const EMBEDDING_SIZE = 8;
+const MODEL_IDS = ['gpt-4o', 'gpt-4o-mini', 'text-embedding-3-small', 'claude-sonnet-4-5'];
+const MODELS_CREATED = 1700000000;
+const JSON_HEADERS = { 'content-type': 'application/json' };
+const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' };
+
+/** @typedef {'chat' | 'completions' | 'embeddings' | 'responses' | 'count_tokens' | 'messages' | 'models' | 'not_found'} RouteName */
+
+/** Checked in order: `/chat/completions` must win over `/completions`. */
+const ROUTES = /** @type {const} */ ([
+  { name: 'chat', method: 'POST', suffix: '/chat/completions' },
+  { name: 'completions', method: 'POST', suffix: '/completions' },
+  { name: 'embeddings', method: 'POST', suffix: '/embeddings' },
+  { name: 'responses', method: 'POST', suffix: '/responses' },
+  { name: 'count_tokens', method: 'POST', suffix: '/messages/count_tokens' },
+  { name: 'messages', method: 'POST', suffix: '/messages' },
+  { name: 'models', method: 'GET', suffix: '/models' },
+]);
+
+/** @typedef {RouteName | 'aborted'} CountName */
+
+/** @type {CountName[]} */
+const COUNT_NAMES = [...ROUTES.map((route) => route.name), 'not_found', 'aborted'];
+
+/** Routes answering in Anthropic's shapes; all others use OpenAI's. */
+const ANTHROPIC_ROUTES = new Set(['messages', 'count_tokens']);
+
+/** Request fields whose strings count as input text. */
+const TEXT_FIELDS = ['messages', 'system', 'instructions', 'input', 'prompt', 'content', 'text', 'output'];
+
+/** @type {Record<number, [type: string, code: string]>} */
+const OPENAI_ERRORS = {
+  401: ['invalid_request_error', 'invalid_api_key'],
+  404: ['invalid_request_error', 'not_found'],
+  429: ['requests', 'rate_limit_exceeded'],
+};
+
+/** @type {Record<number, string>} */
+const ANTHROPIC_ERRORS = {
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  529: 'overloaded_error',
+};
+
+/**
+ * @typedef {object} RecordedRequest
+ * @property {string} method
+ * @property {string} path
+ * @property {Record<string, string>} query
+ * @property {Record<string, string>} headers  lower-cased names
+ * @property {unknown} body  parsed JSON, the raw text, or null when empty
+ * @property {RouteName} route
+ */
+
+/**
+ * @typedef {object} ServerState
+ * @property {string | undefined} requireKey
+ * @property {RecordedRequest[]} requests
+ * @property {Record<CountName, number>} counts
+ * @property {EventEmitter} events
+ * @property {Map<string, number>} seenByKey  requests seen per `x-mock-key`
+ * @property {Set<Exchange>} inFlight
+ */
+
+/**
+ * One request/response pair. `open` turns false once the mock ended, dropped or lost it;
+ * `res` must not be touched after that.
+ * @typedef {object} Exchange
+ * @property {ServerState} server
+ * @property {uWS.HttpResponse} res
+ * @property {string} path
+ * @property {RouteName} route
+ * @property {boolean} open
+ * @property {number} status
+ * @property {NodeJS.Timeout | undefined} timer
+ * @property {(() => void) | undefined} onDrain  resumes a stream stalled by backpressure
+ */
+
+/**
+ * @typedef {object} Controls
+ * @property {string | undefined} content
+ * @property {number} chunks
+ * @property {string} toolArgs
+ * @property {number} status  0 when no error is wanted
+ * @property {string} retryAfter
+ * @property {unknown} reset
+ * @property {boolean} streamError
+ * @property {number} delayMs
+ * @property {number} chunkDelayMs
+ * @property {number} streamBytes
+ * @property {boolean} noUsage
+ */
+
+/** @typedef {{ name: string, args: string }} ToolCall */
+
+/**
+ * Everything a renderer needs to answer one request.
+ * @typedef {object} Turn
+ * @property {Record<string, any>} body
+ * @property {string} model
+ * @property {number} inputTokens
+ * @property {number} outputTokens
+ * @property {boolean} withUsage
+ * @property {boolean} streamUsage  OpenAI `stream_options.include_usage`
+ * @property {ToolCall | null} toolCall
+ * @property {string} text  the whole reply text ('' for tool calls and `stream-bytes` streams)
+ * @property {Iterable<string>} pieces  stream deltas: text, or tool-call arguments
+ */
+
+/**
+ * How one route answers. Routes with `endsWithToolResult` call the first offered tool
+ * unless the conversation already ends with a tool result.
+ * @typedef {object} Renderer
+ * @property {(turn: Turn) => object} json
+ * @property {(turn: Turn) => Iterator<string>} [events]
+ * @property {(body: Record<string, any>) => boolean} [endsWithToolResult]
+ */
+
+/**
+ * @param {{ port?: number, host?: string, requireKey?: string }} [opts]
+ */
+export async function startMockProvider(opts = {}) {
+  const host = opts.host ?? '127.0.0.1';
+  const server = createState(opts.requireKey);
+  const app = /** @type {uWS.TemplatedApp & { close(): void }} */ (uWS.App());
+  app.any('/*', (res, req) => acceptRequest(server, res, req));
+  const listenSocket = await listen(app, host, opts.port ?? 0);
+  const port = uWS.us_socket_local_port(listenSocket);
+  let closed = false;
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    requests: server.requests,
+    events: server.events,
+    counts: server.counts,
+    reset: () => resetState(server),
+    async close() {
+      if (closed) return;
+      closed = true;
+      uWS.us_listen_socket_close(listenSocket);
+      for (const ex of server.inFlight) dropConnection(ex);
+      app.close(); // also closes idle keep-alive connections, which would keep the process alive
+    },
+  };
+}
+
+/**
+ * @param {uWS.TemplatedApp} app
+ * @param {string} host
+ * @param {number} port
+ * @returns {Promise<uWS.us_listen_socket>}
+ */
+function listen(app, host, port) {
+  return new Promise((resolve, reject) => {
+    app.listen(host, port, (listenSocket) => {
+      if (listenSocket) resolve(listenSocket);
+      else reject(new Error(`mock provider could not listen on ${host}:${port}`));
+    });
+  });
+}
+
+/**
+ * @param {string | undefined} requireKey
+ * @returns {ServerState}
+ */
+function createState(requireKey) {
+  return {
+    requireKey,
+    requests: [],
+    counts: /** @type {Record<CountName, number>} */ (Object.fromEntries(COUNT_NAMES.map((name) => [name, 0]))),
+    events: new EventEmitter(),
+    seenByKey: new Map(),
+    inFlight: new Set(),
+  };
+}
+
+/** @param {ServerState} server */
+function resetState(server) {
+  server.requests.length = 0;
+  server.seenByKey.clear();
+  for (const name of COUNT_NAMES) server.counts[name] = 0;
+}
+
+// ---------------------------------------------------------------------------------------
+// Request intake
+
+/**
+ * Runs synchronously inside the uWS handler: `req` is only valid here.
+ * @param {ServerState} server
+ * @param {uWS.HttpResponse} res
+ * @param {uWS.HttpRequest} req
+ */
+function acceptRequest(server, res, req) {
+  const method = req.getMethod().toUpperCase();
+  const path = req.getUrl();
+  const query = Object.fromEntries(new URLSearchParams(req.getQuery()));
+  const headers = readHeaders(req);
+  const route = matchRoute(method, path);
+  /** @type {Exchange} */
+  const ex = { server, res, path, route, open: true, status: 0, timer: undefined, onDrain: undefined };
+  server.inFlight.add(ex);
+  res.onAborted(() => onAborted(ex));
+  readBody(res, (text) => onRequest(ex, { method, path, query, headers, body: parseBody(text), route }));
+}
+
+/** @param {uWS.HttpRequest} req */
+function readHeaders(req) {
+  /** @type {Record<string, string>} */
+  const headers = {};
+  req.forEach((name, value) => {
+    headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
+  });
+  return headers;
+}
+
+/**
+ * @param {string} method
+ * @param {string} path
+ * @returns {RouteName}
+ */
+function matchRoute(method, path) {
+  return ROUTES.find((route) => route.method === method && path.endsWith(route.suffix))?.name ?? 'not_found';
+}
+
+/**
+ * uWS neuters each chunk's ArrayBuffer when the callback returns, so earlier chunks are
+ * copied (`Buffer.from(arrayBuffer)` alone would only be a view); the last one is decoded
+ * before returning.
+ * @param {uWS.HttpResponse} res
+ * @param {(text: string) => void} onBody
+ */
+function readBody(res, onBody) {
+  /** @type {Buffer[]} */
+  const parts = [];
+  res.onData((chunk, isLast) => {
+    if (!isLast) {
+      parts.push(Buffer.copyBytesFrom(new Uint8Array(chunk)));
+      return;
+    }
+    parts.push(Buffer.from(chunk));
+    onBody(Buffer.concat(parts).toString('utf8'));
+  });
+}
+
+/** @param {string} text */
+function parseBody(text) {
+  if (text === '') return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * @param {Exchange} ex
+ * @param {RecordedRequest} request
+ */
+function onRequest(ex, request) {
+  const { server } = ex;
+  record(server, request);
+  if (!isAuthorized(server.requireKey, request.headers)) {
+    sendError(ex, 401, 'Incorrect API key provided.');
+    return;
+  }
+  const controls = readControls(server, request);
+  later(ex, controls.delayMs, () => respond(ex, request, controls));
+}
+
+/**
+ * @param {ServerState} server
+ * @param {RecordedRequest} request
+ */
+function record(server, request) {
+  server.requests.push(request);
+  if (server.requests.length > MAX_RECORDED) server.requests.shift();
+  server.counts[request.route] += 1;
+  server.events.emit('request', request);
+}
+
+/**
+ * @param {string | undefined} requireKey
+ * @param {Record<string, string>} headers
+ */
+function isAuthorized(requireKey, headers) {
+  return (
+    requireKey === undefined ||
+    headers.authorization === `Bearer ${requireKey}` ||
+    headers['x-api-key'] === requireKey ||
+    headers['api-key'] === requireKey
+  );
+}
+
+/**
+ * @param {ServerState} server
+ * @param {RecordedRequest} request
+ * @returns {Controls}
+ */
+function readControls(server, request) {
+  const fromBody = isObject(request.body) && isObject(request.body.mock) ? request.body.mock : {};
+  /** @param {string} name */
+  const read = (name) => request.headers[`x-mock-${name}`] ?? fromBody[name];
+  const contentHeader = request.headers['x-mock-content'];
+  const toolArgs = read('tool-args') ?? DEFAULT_TOOL_ARGS;
+  const failing = failuresApply(server, read('key'), read('fail-times'));
+  return {
+    content: contentHeader === undefined ? fromBody.content : decodeURIComponent(contentHeader),
+    chunks: Number(read('chunks')) || DEFAULT_CHUNKS,
+    toolArgs: typeof toolArgs === 'string' ? toolArgs : JSON.stringify(toolArgs),
+    status: failing ? Number(read('status')) || 0 : 0,
+    retryAfter: String(read('retry-after') ?? 1),
+    reset: failing ? read('reset') : undefined,
+    streamError: failing && isOn(read('stream-error')),
+    delayMs: Number(read('delay-ms')) || 0,
+    chunkDelayMs: Number(read('chunk-delay-ms')) || 0,
+    streamBytes: Number(read('stream-bytes')) || 0,
+    noUsage: isOn(read('no-usage')),
+  };
+}
+
+/**
+ * Failure controls apply to every request, unless `key` and `fail-times` are both given:
+ * then only to the first `fail-times` requests seen with that key.
+ * @param {ServerState} server
+ * @param {unknown} key
+ * @param {unknown} failTimes
+ */
+function failuresApply(server, key, failTimes) {
+  if (key === undefined || failTimes === undefined) return true;
+  const seen = server.seenByKey.get(String(key)) ?? 0;
+  server.seenByKey.set(String(key), seen + 1);
+  return seen < Number(failTimes);
+}
+
+/**
+ * @param {unknown} value
+ * @returns {value is Record<string, any>}
+ */
+function isObject(value) {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** @param {unknown} value */
+function isOn(value) {
+  return ['1', 'true'].includes(String(value));
+}
+
+// ---------------------------------------------------------------------------------------
+// Answering
+
+/**
+ * @param {Exchange} ex
+ * @param {RecordedRequest} request
+ * @param {Controls} controls
+ */
+function respond(ex, request, controls) {
+  const { route } = request;
+  if (controls.reset === 'before') return dropConnection(ex);
+  if (route === 'not_found') return sendError(ex, 404, `Invalid URL (${request.method} ${request.path})`);
+  if (controls.status) {
+    /** @type {Record<string, string>} */
+    const headers = controls.status === 429 ? { 'retry-after': controls.retryAfter } : {};
+    return sendError(ex, controls.status, `mock error ${controls.status}`, headers);
+  }
+  const renderer = RENDERERS[route];
+  const body = isObject(request.body) ? request.body : {};
+  if (body.stream === true && renderer.events) {
+    const events = controls.streamError ? streamErrorEvents(route) : renderer.events(turnFor(renderer, body, controls, true));
+    return sendStream(ex, events, controls.chunkDelayMs);
+  }
+  const json = renderer.json(turnFor(renderer, body, controls, false));
+  return controls.reset === 'mid' ? sendTruncated(ex, json) : sendJson(ex, 200, json);
+}
+
+/**
+ * @param {Renderer} renderer
+ * @param {Record<string, any>} body
+ * @param {Controls} controls
+ * @param {boolean} streaming
+ * @returns {Turn}
+ */
+function turnFor(renderer, body, controls, streaming) {
+  const toolCall = wantsToolCall(renderer, body) ? { name: toolName(body.tools[0]), args: controls.toolArgs } : null;
+  const output = toolCall ? toolOutput(toolCall, streaming) : textOutput(controls, streaming);
+  const withUsage = !controls.noUsage;
+  return {
+    body,
+    model: typeof body.model === 'string' ? body.model : 'mock-model',
+    inputTokens: Math.ceil(textChars(body) / 4),
+    outputTokens: Math.ceil(output.chars / 4),
+    withUsage,
+    streamUsage: withUsage && body.stream_options?.include_usage === true,
+    toolCall,
+    text: output.text,
+    pieces: streaming && controls.reset === 'mid' ? cutMidway(output.pieces, Math.ceil(output.count / 2)) : output.pieces,
+  };
+}
+
+/**
+ * @typedef {object} Output
+ * @property {string} text
+ * @property {Iterable<string>} pieces
+ * @property {number} count  number of pieces
+ * @property {number} chars  total characters of the pieces
+ */
+
+/**
+ * @param {Controls} controls
+ * @param {boolean} streaming
+ * @returns {Output}
+ */
+function textOutput(controls, streaming) {
+  if (streaming && controls.streamBytes > 0) {
+    // Not kept as one string: long streams don't repeat their text in closing events.
+    const count = Math.ceil(controls.streamBytes / LONG_STREAM_DELTA.length);
+    return { text: '', pieces: repeat(LONG_STREAM_DELTA, count), count, chars: count * LONG_STREAM_DELTA.length };
+  }
+  const text = controls.content ?? (streaming && controls.chunks > DEFAULT_CONTENT.length ? FILLER_WORD.repeat(controls.chunks) : DEFAULT_CONTENT);
+  const pieces = streaming ? splitEvenly(text, controls.chunks).filter(Boolean) : [text];
+  return { text, pieces, count: pieces.length, chars: text.length };
+}
+
+/**
+ * @param {ToolCall} toolCall
+ * @param {boolean} streaming
+ * @returns {Output}
+ */
+function toolOutput(toolCall, streaming) {
+  const pieces = streaming ? splitEvenly(toolCall.args, TOOL_ARG_DELTAS) : [toolCall.args];
+  return { text: '', pieces, count: pieces.length, chars: toolCall.args.length };
+}
+
+/**
+ * @param {Renderer} renderer
+ * @param {Record<string, any>} body
+ */
+function wantsToolCall(renderer, body) {
+  const offered = Array.isArray(body.tools) && body.tools.length > 0;
+  return offered && renderer.endsWithToolResult !== undefined && !renderer.endsWithToolResult(body);
+}
+
+/** @param {unknown} list */
+function lastItem(list) {
+  return Array.isArray(list) ? list.at(-1) : undefined;
+}
+
+/**
+ * Anthropic tool results are blocks in the content of the last user message.
+ * @param {Record<string, any>} body
+ */
+function lastUserMessageHasToolResult(body) {
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  const content = messages.findLast((message) => message.role === 'user')?.content;
+  return Array.isArray(content) && content.some((block) => block.type === 'tool_result');
+}
+
+/**
+ * Chat tools name their function under `function`; Responses and Anthropic tools don't.
+ * @param {Record<string, any>} tool
+ * @returns {string}
+ */
+function toolName(tool) {
+  return tool.function?.name ?? tool.name;
+}
+
+/**
+ * Rough character count of the request's text, for token estimates.
+ * @param {unknown} value
+ * @returns {number}
+ */
+function textChars(value) {
+  if (typeof value === 'string') return value.length;
+  if (Array.isArray(value)) return value.reduce((sum, item) => sum + textChars(item), 0);
+  if (!isObject(value)) return 0;
+  return TEXT_FIELDS.reduce((sum, field) => sum + textChars(value[field]), 0);
+}
+
+/**
+ * `text` cut into `count` pieces of (nearly) equal length; some are empty if it is shorter.
+ * @param {string} text
+ * @param {number} count
+ */
+function splitEvenly(text, count) {
+  return Array.from({ length: count }, (_, i) =>
+    text.slice(Math.floor((i * text.length) / count), Math.floor(((i + 1) * text.length) / count)),
+  );
+}
+
+/**
+ * @param {string} value
+ * @param {number} count
+ */
+function* repeat(value, count) {
+  for (let i = 0; i < count; i++) yield value;
+}
+
+/**
+ * @param {Iterable<string>} pieces
+ * @param {number} keep
+ */
+function* cutMidway(pieces, keep) {
+  let sent = 0;
+  for (const piece of pieces) {
+    if (sent++ === keep) break;
+    yield piece;
+  }
+  throw new Error('mock reset mid-stream'); // caught by writeEvents, which drops the connection
+}
+
+// ---------------------------------------------------------------------------------------
+// Wire shapes
+
+/** @param {string} prefix */
+function newId(prefix) {
+  return prefix + randomUUID().replaceAll('-', '').slice(0, 24);
+}
+
+function nowSeconds() {
+  return Math.floor(Date.now() / 1000);
+}
+
+/** @param {unknown} data */
+function sseData(data) {
+  return `data: ${JSON.stringify(data)}\n\n`;
+}
+
+/**
+ * @param {string} type
+ * @param {unknown} data
+ */
+function sseEvent(type, data) {
+  return `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/**
+ * `{ usage }` when the turn reports usage, else nothing.
+ * @param {Turn} turn
+ * @param {object} usage
+ */
+function usageField(turn, usage) {
+  return turn.withUsage ? { usage } : {};
+}
+
+/** @param {Turn} turn */
+function openaiUsage(turn) {
+  return { prompt_tokens: turn.inputTokens, completion_tokens: turn.outputTokens, total_tokens: turn.inputTokens + turn.outputTokens };
+}
+
+/**
+ * @param {RouteName} route
+ * @param {number} status
+ * @param {string} message
+ */
+function errorBody(route, status, message) {
+  if (ANTHROPIC_ROUTES.has(route)) {
+    const type = ANTHROPIC_ERRORS[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error');
+    return { type: 'error', error: { type, message } };
+  }
+  const [type, code] = OPENAI_ERRORS[status] ?? (status >= 500 ? ['server_error', 'server_error'] : ['invalid_request_error', null]);
+  return { error: { message, type, code, param: null } };
+}
+
+/** @param {RouteName} route */
+function streamErrorEvents(route) {
+  const event = ANTHROPIC_ROUTES.has(route)
+    ? sseEvent('error', { type: 'error', error: { type: 'overloaded_error', message: STREAM_ERROR_MESSAGE } })
+    : sseData({ error: { message: STREAM_ERROR_MESSAGE, type: 'server_error', code: 'server_error', param: null } });
+  return [event].values();
+}
+
+// OpenAI chat completions
+
+/** @param {Turn} turn */
+function chatJson(turn) {
+  const { toolCall } = turn;
+  const message = toolCall
+    ? { role: 'assistant', content: null, refusal: null, tool_calls: [{ id: newId('call_'), type: 'function', function: { name: toolCall.name, arguments: toolCall.args } }] }
+    : { role: 'assistant', content: turn.text, refusal: null };
+  return {
+    id: newId('chatcmpl-'),
+    object: 'chat.completion',
+    created: nowSeconds(),
+    model: turn.model,
+    choices: [{ index: 0, message, logprobs: null, finish_reason: toolCall ? 'tool_calls' : 'stop' }],
+    ...usageField(turn, openaiUsage(turn)),
+  };
+}
+
+/** @param {Turn} turn */
+function* chatEvents(turn) {
+  const head = { id: newId('chatcmpl-'), object: 'chat.completion.chunk', created: nowSeconds(), model: turn.model };
+  /**
+   * @param {object} delta
+   * @param {string | null} [finishReason]
+   */
+  const chunk = (delta, finishReason = null) => sseData({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] });
+  const { toolCall } = turn;
+  if (toolCall) {
+    const call = { index: 0, id: newId('call_'), type: 'function', function: { name: toolCall.name, arguments: '' } };
+    yield chunk({ role: 'assistant', content: null, tool_calls: [call] });
+    for (const piece of turn.pieces) yield chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] });
+  } else {
+    yield chunk({ role: 'assistant', content: '' });
+    for (const piece of turn.pieces) yield chunk({ content: piece });
+  }
+  yield chunk({}, toolCall ? 'tool_calls' : 'stop');
+  if (turn.streamUsage) yield sseData({ ...head, choices: [], usage: openaiUsage(turn) });
+  yield 'data: [DONE]\n\n';
+}
+
+// OpenAI legacy completions
+
+/** @param {Turn} turn */
+function completionJson(turn) {
+  return {
+    id: newId('cmpl-'),
+    object: 'text_completion',
+    created: nowSeconds(),
+    model: turn.model,
+    choices: [{ text: turn.text, index: 0, logprobs: null, finish_reason: 'stop' }],
+    ...usageField(turn, openaiUsage(turn)),
+  };
+}
+
+/** @param {Turn} turn */
+function* completionEvents(turn) {
+  const head = { id: newId('cmpl-'), object: 'text_completion', created: nowSeconds(), model: turn.model };
+  /**
+   * @param {string} text
+   * @param {string | null} [finishReason]
+   */
+  const chunk = (text, finishReason = null) => sseData({ ...head, choices: [{ text, index: 0, logprobs: null, finish_reason: finishReason }] });
+  for (const piece of turn.pieces) yield chunk(piece);
+  yield chunk('', 'stop');
+  if (turn.streamUsage) yield sseData({ ...head, choices: [], usage: openaiUsage(turn) });
+  yield 'data: [DONE]\n\n';
+}
+
+// OpenAI embeddings
+
+/** @param {Turn} turn */
+function embeddingsJson(turn) {
+  const { input } = turn.body;
+  const inputs = Array.isArray(input) && typeof input[0] !== 'number' ? input : [input];
+  const base64 = turn.body.encoding_format === 'base64';
+  return {
+    object: 'list',
+    data: inputs.map((_, index) => {
+      const vector = Array.from({ length: EMBEDDING_SIZE }, (_, k) => Math.round(Math.sin(index + k + 1) * 1e6) / 1e6);
+      const embedding = base64 ? Buffer.from(new Float32Array(vector).buffer).toString('base64') : vector;
+      return { object: 'embedding', index, embedding };
+    }),
+    model: turn.model,
+    ...usageField(turn, { prompt_tokens: turn.inputTokens, total_tokens: turn.inputTokens }),
+  };
+}
+
+// OpenAI responses
+
+/**
+ * @param {Turn} turn
+ * @param {{ id: string, created_at: number }} head
+ * @param {string} status
+ * @param {object[]} output
+ */
+function responseObject(turn, head, status, output) {
+  const usage = { input_tokens: turn.inputTokens, output_tokens: turn.outputTokens, total_tokens: turn.inputTokens + turn.outputTokens };
+  return { ...head, object: 'response', status, model: turn.model, output, ...(status === 'completed' ? usageField(turn, usage) : {}) };
+}
+
+/**
+ * @param {Turn} turn
+ * @param {string} itemId
+ * @param {string} callId
+ */
+function responseOutputItem(turn, itemId, callId) {
+  const { toolCall } = turn;
+  return toolCall
+    ? { type: 'function_call', id: itemId, call_id: callId, name: toolCall.name, arguments: toolCall.args, status: 'completed' }
+    : { type: 'message', id: itemId, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: turn.text, annotations: [] }] };
+}
+
+/** @param {Turn} turn */
+function responseJson(turn) {
+  const item = responseOutputItem(turn, newId(turn.toolCall ? 'fc_' : 'msg_'), newId('call_'));
+  return responseObject(turn, { id: newId('resp_'), created_at: nowSeconds() }, 'completed', [item]);
+}
+
+/** @param {Turn} turn */
+function* responseEvents(turn) {
+  let sequence = 0;
+  /**
+   * @param {string} type
+   * @param {object} fields
+   */
+  const event = (type, fields) => sseEvent(type, { type, sequence_number: sequence++, ...fields });
+  const head = { id: newId('resp_'), created_at: nowSeconds() };
+  const done = responseOutputItem(turn, newId(turn.toolCall ? 'fc_' : 'msg_'), newId('call_'));
+  const at = { item_id: done.id, output_index: 0 };
+  yield event('response.created', { response: responseObject(turn, head, 'in_progress', []) });
+  if (done.type === 'function_call') {
+    yield event('response.output_item.added', { output_index: 0, item: { ...done, arguments: '', status: 'in_progress' } });
+    for (const delta of turn.pieces) yield event('response.function_call_arguments.delta', { ...at, delta });
+    yield event('response.function_call_arguments.done', { ...at, arguments: done.arguments });
+  } else {
+    const part = { type: 'output_text', text: turn.text, annotations: [] };
+    yield event('response.output_item.added', { output_index: 0, item: { ...done, status: 'in_progress', content: [] } });
+    yield event('response.content_part.added', { ...at, content_index: 0, part: { ...part, text: '' } });
+    for (const delta of turn.pieces) yield event('response.output_text.delta', { ...at, content_index: 0, delta, logprobs: [] });
+    yield event('response.output_text.done', { ...at, content_index: 0, text: turn.text, logprobs: [] });
+    yield event('response.content_part.done', { ...at, content_index: 0, part });
+  }
+  yield event('response.output_item.done', { output_index: 0, item: done });
+  yield event('response.completed', { response: responseObject(turn, head, 'completed', [done]) });
+}
+
+// Anthropic messages
+
+/** @param {Turn} turn */
+function messageHead(turn) {
+  return { id: newId('msg_'), type: 'message', role: 'assistant', model: turn.model };
+}
+
+/** @param {Turn} turn */
+function messageJson(turn) {
+  const { toolCall } = turn;
+  const content = toolCall
+    ? [{ type: 'tool_use', id: newId('toolu_'), name: toolCall.name, input: JSON.parse(toolCall.args) }]
+    : [{ type: 'text', text: turn.text }];
+  return {
+    ...messageHead(turn),
+    content,
+    stop_reason: toolCall ? 'tool_use' : 'end_turn',
+    stop_sequence: null,
+    ...usageField(turn, { input_tokens: turn.inputTokens, output_tokens: turn.outputTokens }),
+  };
+}
+
+/** @param {Turn} turn */
+function* messageEvents(turn) {
+  /**
+   * @param {string} type
+   * @param {object} fields
+   */
+  const event = (type, fields) => sseEvent(type, { type, ...fields });
+  const { toolCall } = turn;
+  const message = { ...messageHead(turn), content: [], stop_reason: null, stop_sequence: null };
+  yield event('message_start', { message: { ...message, ...usageField(turn, { input_tokens: turn.inputTokens, output_tokens: 1 }) } });
+  const block = toolCall ? { type: 'tool_use', id: newId('toolu_'), name: toolCall.name, input: {} } : { type: 'text', text: '' };
+  yield event('content_block_start', { index: 0, content_block: block });
+  yield event('ping', {});
+  for (const piece of turn.pieces) {
+    const delta = toolCall ? { type: 'input_json_delta', partial_json: piece } : { type: 'text_delta', text: piece };
+    yield event('content_block_delta', { index: 0, delta });
+  }
+  yield event('content_block_stop', { index: 0 });
+  const delta = { stop_reason: toolCall ? 'tool_use' : 'end_turn', stop_sequence: null };
+  yield event('message_delta', { delta, ...usageField(turn, { output_tokens: turn.outputTokens }) });
+  yield event('message_stop', {});
+}
+
+/** @type {Record<Exclude<RouteName, 'not_found'>, Renderer>} */
+const RENDERERS = {
+  chat: { json: chatJson, events: chatEvents, endsWithToolResult: (body) => lastItem(body.messages)?.role === 'tool' },
+  completions: { json: completionJson, events: completionEvents },
+  embeddings: { json: embeddingsJson },
+  responses: { json: responseJson, events: responseEvents, endsWithToolResult: (body) => lastItem(body.input)?.type === 'function_call_output' },
+  count_tokens: { json: (turn) => ({ input_tokens: turn.inputTokens }) },
+  messages: { json: messageJson, events: messageEvents, endsWithToolResult: lastUserMessageHasToolResult },
+  models: { json: () => ({ object: 'list', data: MODEL_IDS.map((id) => ({ id, object: 'model', created: MODELS_CREATED, owned_by: 'mock' })) }) },
+};
+
+// ---------------------------------------------------------------------------------------
+// Writing to uWS
+
+/**
+ * Runs `fn` after `ms` (at once when 0) unless the exchange ended meanwhile.
+ * @param {Exchange} ex
+ * @param {number} ms
+ * @param {() => void} fn
+ */
+function later(ex, ms, fn) {
+  if (ms <= 0) return fn();
+  ex.timer = setTimeout(() => {
+    ex.timer = undefined;
+    if (ex.open) fn();
+  }, ms);
+}
+
+/**
+ * Call while corked.
+ * @param {Exchange} ex
+ * @param {number} status
+ * @param {Record<string, string>} headers
+ */
+function writeHead(ex, status, headers) {
+  ex.status = status;
+  ex.res.writeStatus(`${status} ${STATUS_CODES[status] ?? 'Unknown'}`);
+  for (const [name, value] of Object.entries(headers)) ex.res.writeHeader(name, value);
+}
+
+/**
+ * @param {Exchange} ex
+ * @param {number} status
+ * @param {object} body
+ * @param {Record<string, string>} [headers]
+ */
+function sendJson(ex, status, body, headers = {}) {
+  ex.res.cork(() => {
+    writeHead(ex, status, { ...JSON_HEADERS, ...headers });
+    ex.res.end(JSON.stringify(body));
+  });
+  finish(ex);
+}
+
+/**
+ * @param {Exchange} ex
+ * @param {number} status
+ * @param {string} message
+ * @param {Record<string, string>} [headers]
+ */
+function sendError(ex, status, message, headers) {
+  sendJson(ex, status, errorBody(ex.route, status, message), headers);
+}
+
+/**
+ * Headers and the first half of the body, then the connection drops.
+ * @param {Exchange} ex
+ * @param {object} body
+ */
+function sendTruncated(ex, body) {
+  const text = JSON.stringify(body);
+  ex.res.cork(() => {
+    writeHead(ex, 200, JSON_HEADERS);
+    ex.res.write(text.slice(0, text.length >> 1));
+  });
+  dropConnection(ex);
+}
+
+/**
+ * @param {Exchange} ex
+ * @param {Iterator<string>} events
+ * @param {number} chunkDelayMs
+ */
+function sendStream(ex, events, chunkDelayMs) {
+  ex.res.onWritable(() => {
+    const resume = ex.onDrain;
+    ex.onDrain = undefined;
+    resume?.();
+    return true;
+  });
+  pump(ex, events, chunkDelayMs, () => writeHead(ex, 200, SSE_HEADERS));
+}
+
+/**
+ * Writes events until the stream ends, the socket pushes back, or the next drip delay.
+ * @param {Exchange} ex
+ * @param {Iterator<string>} events
+ * @param {number} chunkDelayMs
+ * @param {() => void} [writeFirst]  runs in the same cork, before the events
+ */
+function pump(ex, events, chunkDelayMs, writeFirst) {
+  /** @type {'ended' | 'reset' | 'backpressure' | 'drip'} */
+  let outcome = 'ended';
+  ex.res.cork(() => {
+    writeFirst?.();
+    outcome = writeEvents(ex.res, events, chunkDelayMs > 0);
+  });
+  const resume = () => pump(ex, events, chunkDelayMs);
+  if (outcome === 'ended') finish(ex);
+  else if (outcome === 'reset') dropConnection(ex);
+  else if (outcome === 'backpressure') ex.onDrain = resume;
+  else later(ex, chunkDelayMs, resume);
+}
+
+/**
+ * @param {uWS.HttpResponse} res
+ * @param {Iterator<string>} events
+ * @param {boolean} oneAtATime
+ * @returns {'ended' | 'reset' | 'backpressure' | 'drip'}
+ */
+function writeEvents(res, events, oneAtATime) {
+  for (;;) {
+    let next;
+    try {
+      next = events.next();
+    } catch {
+      return 'reset'; // the event source failed, e.g. a `reset: mid` stream reached its middle
+    }
+    if (next.done) {
+      res.end();
+      return 'ended';
+    }
+    // A false return means the data was buffered; wait for onWritable before writing more.
+    if (!res.write(next.value)) return 'backpressure';
+    if (oneAtATime) return 'drip';
+  }
+}
+
+/** @param {Exchange} ex */
+function settle(ex) {
+  ex.open = false;
+  clearTimeout(ex.timer);
+  ex.server.inFlight.delete(ex);
+}
+
+/** @param {Exchange} ex */
+function finish(ex) {
+  settle(ex);
+  ex.server.events.emit('finished', { path: ex.path, route: ex.route, status: ex.status });
+}
+
+/** @param {Exchange} ex */
+function dropConnection(ex) {
+  settle(ex);
+  ex.res.close();
+}
+
+/**
+ * uWS calls this when the connection closes before the response ended, including after
+ * our own `res.close()`; only the client's closes count as aborts.
+ * @param {Exchange} ex
+ */
+function onAborted(ex) {
+  if (!ex.open) return;
+  settle(ex);
+  ex.server.counts.aborted += 1;
+  ex.server.events.emit('aborted', { path: ex.path, route: ex.route });
+}
+
+// ---------------------------------------------------------------------------------------
+// CLI
+
+/** @param {string[]} args */
+async function main(args) {
+  const { values } = parseArgs({ args, options: { port: { type: 'string', default: '0' }, host: { type: 'string', default: '127.0.0.1' } } });
+  const mock = await startMockProvider({ port: Number(values.port), host: values.host });
+  console.log(`mock provider listening on ${mock.url}`);
+  const stop = () => void mock.close();
+  process.once('SIGINT', stop).once('SIGTERM', stop);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await main(process.argv.slice(2));

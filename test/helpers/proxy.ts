@@ -1,0 +1,79 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { buildRuntimeConfig } from '../../src/config/runtime.js';
+import { createLogger } from '../../src/lib/logger.js';
+import { ProxyServer } from '../../src/proxy/server.js';
+import { TraceSink } from '../../src/traces/sink.js';
+import { ModelCatalog } from '../../src/upstream/catalog.js';
+
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+export interface RunningProxy {
+  url: string;
+  port: number;
+  server: ProxyServer;
+  sink: TraceSink;
+}
+
+/** A proxy in this process on a free port, closed when the test ends. */
+export async function startProxy(
+  t: Teardown,
+  opts: { upstreamUrl?: string; file?: unknown; env?: NodeJS.ProcessEnv } = {},
+): Promise<RunningProxy> {
+  const sink = new TraceSink({ dir: undefined });
+  const server = new ProxyServer({
+    host: '127.0.0.1',
+    port: 0,
+    config: buildRuntimeConfig({ file: opts.file, upstreamUrl: opts.upstreamUrl }),
+    catalog: ModelCatalog.load(),
+    sink,
+    logger: createLogger('silent'),
+    threads: 1,
+    valkeyUrl: undefined,
+    env: opts.env ?? {},
+  });
+  const port = await server.listen();
+  t.teardown(() => server.close(0));
+  return { url: `http://127.0.0.1:${port}`, port, server, sink };
+}
+
+export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+
+export interface SpawnedProxy {
+  child: ChildProcess;
+  url: string;
+  port: number;
+  readyLine: string;
+  stderr(): string;
+  /** Resolves with the exit code once the process is gone. */
+  exited: Promise<number | null>;
+}
+
+/** The real `svc proxy` command from dist/, as a child process, killed when the test ends. */
+export async function spawnProxy(t: Teardown, args: string[], env: NodeJS.ProcessEnv = {}): Promise<SpawnedProxy> {
+  const child = spawn(process.execPath, [CLI, 'proxy', '--port', '0', ...args], {
+    env: { ...process.env, SVC_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    return exited;
+  });
+  const readyLine = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const nl = out.indexOf('\n');
+      if (nl >= 0) resolve(out.slice(0, nl));
+    });
+    void exited.then((code) => reject(new Error(`proxy exited with ${code} before it was ready: ${stderr}`)));
+  });
+  const port = Number(/:(\d+) /.exec(readyLine)?.[1]);
+  return { child, url: `http://127.0.0.1:${port}`, port, readyLine, stderr: () => stderr, exited };
+}

@@ -1,0 +1,38 @@
+import t from 'tap';
+import { dataLinesContaining, SseFramer } from '../../src/proxy/sse.js';
+
+const b = (s: string) => Buffer.from(s);
+
+t.test('a chunk ending on an event boundary passes through untouched', async (t) => {
+  const framer = new SseFramer();
+  const chunk = b('data: {"a":1}\n\ndata: {"a":2}\n\n');
+  t.equal(framer.push(chunk), chunk, 'same buffer, no copy');
+  t.equal(framer.flush(), null);
+});
+
+t.test('a partial event is held until its end arrives', async (t) => {
+  const framer = new SseFramer();
+  t.equal(framer.push(b('data: {"a"')), null);
+  t.equal(framer.push(b(':1}\n')), null);
+  t.equal(framer.push(b('\ndata: {"b"'))?.toString(), 'data: {"a":1}\n\n');
+  t.equal(framer.push(b(':2}\n\n'))?.toString(), 'data: {"b":2}\n\n');
+});
+
+t.test('CRLF event boundaries are recognised', async (t) => {
+  const framer = new SseFramer();
+  t.equal(framer.push(b('event: x\r\ndata: 1\r\n\r\nevent: y'))?.toString(), 'event: x\r\ndata: 1\r\n\r\n');
+  t.equal(framer.flush()?.toString(), 'event: y');
+});
+
+t.test('an event larger than the bound is released rather than held', async (t) => {
+  const framer = new SseFramer(16);
+  t.equal(framer.push(b('data: 0123456789')), null);
+  t.equal(framer.push(b('abcdefghij'))?.toString(), 'data: 0123456789abcdefghij');
+});
+
+t.test('dataLinesContaining parses only the data lines that mention the needle', async (t) => {
+  const events = b('data: {"x":1}\n\ndata: {"usage":{"prompt_tokens":3}}\n\ndata: [DONE]\n\n');
+  t.same(dataLinesContaining(events, '"usage"'), [{ usage: { prompt_tokens: 3 } }]);
+  t.same(dataLinesContaining(b('data: {"x":1}\n\n'), '"usage"'), []);
+  t.same(dataLinesContaining(b('data: {"usage": broken\n\n'), '"usage"'), [], 'unparseable lines are skipped');
+});

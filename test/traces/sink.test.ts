@@ -1,0 +1,52 @@
+import t from 'tap';
+import { readFile, readdir } from 'node:fs/promises';
+import { TraceSink } from '../../src/traces/sink.js';
+import type { TraceRecord } from '../../src/traces/trace.js';
+
+const record = (i: number): TraceRecord => ({
+  id: `tr_${i}`,
+  time: new Date(0).toISOString(),
+  workspace: 'w',
+  session: null,
+  harness: null,
+  route: '/v1/chat/completions',
+  model: 'gpt-4o',
+  provider: 'openai',
+  stream: false,
+  status: 200,
+  latencyMs: 1,
+  ttfbMs: 1,
+  inputTokens: 1,
+  outputTokens: 1,
+  costUsd: 0,
+  enforcement: 'BYPASS',
+  error: null,
+});
+
+t.test('the ring keeps the newest records, oldest first', async (t) => {
+  const sink = new TraceSink({ dir: undefined, ringSize: 3 });
+  for (let i = 0; i < 5; i++) sink.record(record(i));
+  t.same(sink.recent().map((r) => r.id), ['tr_2', 'tr_3', 'tr_4']);
+});
+
+t.test('records are appended as JSON lines and rotated at the size bound', async (t) => {
+  const dir = t.testdir();
+  const sink = new TraceSink({ dir, maxFileBytes: 2000, maxFiles: 2, flushIntervalMs: 10_000 });
+  for (let i = 0; i < 40; i++) {
+    sink.record(record(i));
+    if (i % 5 === 4) await sink.flush();
+  }
+  await sink.close();
+  const files = (await readdir(dir)).sort();
+  t.same(files, ['traces.jsonl', 'traces.jsonl.1', 'traces.jsonl.2'], 'current file plus two rotated');
+  const lines = (await readFile(`${dir}/traces.jsonl`, 'utf8')).trim().split('\n');
+  t.equal(JSON.parse(lines.at(-1)!).id, 'tr_39', 'the newest record is in the current file');
+  t.equal(sink.droppedCount, 0);
+});
+
+t.test('a queue past its bound drops the oldest and counts them', async (t) => {
+  const sink = new TraceSink({ dir: t.testdir(), maxQueued: 2, flushIntervalMs: 10_000 });
+  for (let i = 0; i < 5; i++) sink.record(record(i));
+  t.equal(sink.droppedCount, 3);
+  await sink.close();
+});
