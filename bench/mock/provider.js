@@ -891,51 +891,59 @@ function sendStream(ex, events, chunkDelayMs) {
     resume?.();
     return true;
   });
-  pump(ex, events, chunkDelayMs, () => writeHead(ex, 200, SSE_HEADERS));
+  pump(ex, events, chunkDelayMs);
 }
 
 /**
- * Writes events until the stream ends, the socket pushes back, or the next drip delay.
+ * @typedef {{ outcome: 'ended' } | { outcome: 'reset' } | { outcome: 'backpressure' } | { outcome: 'drip', due: string }} PumpResult
+ */
+
+/**
+ * Writes events (after the headers, on the first call) until the stream ends, the socket
+ * pushes back, or a dripping stream's next event is due later.
  * @param {Exchange} ex
  * @param {Iterator<string>} events
  * @param {number} chunkDelayMs
- * @param {() => void} [writeFirst]  runs in the same cork, before the events
+ * @param {string} [due]  an event read on the previous call, to write first
  */
-function pump(ex, events, chunkDelayMs, writeFirst) {
-  /** @type {'ended' | 'reset' | 'backpressure' | 'drip'} */
-  let outcome = 'ended';
+function pump(ex, events, chunkDelayMs, due) {
+  /** @type {PumpResult | undefined} */
+  let written;
   ex.res.cork(() => {
-    writeFirst?.();
-    outcome = writeEvents(ex.res, events, chunkDelayMs > 0);
+    if (ex.status === 0) writeHead(ex, 200, SSE_HEADERS);
+    written = writeEvents(ex.res, events, chunkDelayMs > 0, due);
   });
-  const resume = () => pump(ex, events, chunkDelayMs);
-  if (outcome === 'ended') finish(ex);
-  else if (outcome === 'reset') dropConnection(ex);
-  else if (outcome === 'backpressure') ex.onDrain = resume;
-  else later(ex, chunkDelayMs, resume);
+  const result = /** @type {PumpResult} */ (written);
+  if (result.outcome === 'ended') finish(ex);
+  else if (result.outcome === 'reset') dropConnection(ex);
+  else if (result.outcome === 'backpressure') ex.onDrain = () => pump(ex, events, chunkDelayMs);
+  else later(ex, chunkDelayMs, () => pump(ex, events, chunkDelayMs, result.due));
 }
 
 /**
+ * Reads one event ahead so a dripping stream ends right after its last event.
  * @param {uWS.HttpResponse} res
  * @param {Iterator<string>} events
- * @param {boolean} oneAtATime
- * @returns {'ended' | 'reset' | 'backpressure' | 'drip'}
+ * @param {boolean} dripping  write one event per call
+ * @param {string | undefined} current  event to write first
+ * @returns {PumpResult}
  */
-function writeEvents(res, events, oneAtATime) {
+function writeEvents(res, events, dripping, current) {
   for (;;) {
+    // A false return means uWS buffered the data; wait for onWritable before writing more.
+    if (current !== undefined && !res.write(current)) return { outcome: 'backpressure' };
     let next;
     try {
       next = events.next();
     } catch {
-      return 'reset'; // the event source failed, e.g. a `reset: mid` stream reached its middle
+      return { outcome: 'reset' }; // the event source failed: a `reset: mid` stream reached its middle
     }
     if (next.done) {
       res.end();
-      return 'ended';
+      return { outcome: 'ended' };
     }
-    // A false return means the data was buffered; wait for onWritable before writing more.
-    if (!res.write(next.value)) return 'backpressure';
-    if (oneAtATime) return 'drip';
+    if (dripping && current !== undefined) return { outcome: 'drip', due: next.value };
+    current = next.value;
   }
 }
 

@@ -21,13 +21,13 @@ export interface TraceSinkOptions {
 
 /**
  * Keeps the latest traces in a bounded ring and appends every record as one JSON line under
- * `dir`, batched on a timer so the request path only pushes to an array.
+ * `dir`, serialised and written in batches on a timer so the request path only pushes to arrays.
  */
 export class TraceSink {
   readonly file: string | undefined;
   private readonly ring: TraceRecord[] = [];
   private ringStart = 0;
-  private queue: string[] = [];
+  private queue: TraceRecord[] = [];
   private readonly timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
   private bytesInFile = -1;
@@ -60,7 +60,7 @@ export class TraceSink {
       this.queue.shift();
       this.dropped++;
     }
-    this.queue.push(JSON.stringify(trace) + '\n');
+    this.queue.push(trace);
   }
 
   /** The records in memory, oldest first. */
@@ -85,7 +85,8 @@ export class TraceSink {
 
   private async writeQueued(): Promise<void> {
     if (this.file === undefined || this.queue.length === 0) return;
-    const batch = this.queue.join('');
+    let batch = '';
+    for (const trace of this.queue) batch += JSON.stringify(trace) + '\n';
     const count = this.queue.length;
     this.queue = [];
     try {
