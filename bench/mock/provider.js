@@ -20,7 +20,11 @@
  *   stream-bytes     stream ~16 KiB deltas until about N bytes were sent (honours backpressure)
  *   no-usage         leave usage out of every answer
  *
- * CLI: node bench/mock/provider.js [--port 5001] [--host 127.0.0.1]
+ * A streamed reply is the content (default "Hello from the mock provider.") cut into `chunks`
+ * deltas; when more chunks than characters are asked for, the default content becomes
+ * "lorem " filler, one word per chunk. Tool calls stream their arguments in 3 deltas.
+ *
+ * CLI: node bench/mock/provider.js --port 5001 [--host 127.0.0.1]   (port 0, the default: any free port)
  */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -492,7 +496,7 @@ function lastItem(list) {
  */
 function lastUserMessageHasToolResult(body) {
   const messages = Array.isArray(body.messages) ? body.messages : [];
-  const content = messages.findLast((message) => message.role === 'user')?.content;
+  const content = messages.filter((message) => message.role === 'user').at(-1)?.content;
   return Array.isArray(content) && content.some((block) => block.type === 'tool_result');
 }
 
@@ -876,7 +880,7 @@ function sendTruncated(ex, body) {
     writeHead(ex, 200, JSON_HEADERS);
     ex.res.write(text.slice(0, text.length >> 1));
   });
-  dropConnection(ex);
+  dropAfterFlush(ex);
 }
 
 /**
@@ -915,7 +919,7 @@ function pump(ex, events, chunkDelayMs, due) {
   });
   const result = /** @type {PumpResult} */ (written);
   if (result.outcome === 'ended') finish(ex);
-  else if (result.outcome === 'reset') dropConnection(ex);
+  else if (result.outcome === 'reset') dropAfterFlush(ex);
   else if (result.outcome === 'backpressure') ex.onDrain = () => pump(ex, events, chunkDelayMs);
   else later(ex, chunkDelayMs, () => pump(ex, events, chunkDelayMs, result.due));
 }
@@ -964,6 +968,15 @@ function finish(ex) {
 function dropConnection(ex) {
   settle(ex);
   ex.res.close();
+}
+
+/**
+ * Closing inside a uWS callback would discard what uWS still holds corked (it corks the
+ * socket while it runs request handlers), so wait for it to flush.
+ * @param {Exchange} ex
+ */
+function dropAfterFlush(ex) {
+  later(ex, 1, () => dropConnection(ex));
 }
 
 /**

@@ -15,6 +15,14 @@ export interface ExchangeHooks {
 const JSON_TYPE = 'application/json';
 
 /**
+ * The largest write made inside one cork. uWS corks into a 16 KiB buffer; a corked write that
+ * does not fit flushes the cork buffer first, and if the socket refuses that flush the write's
+ * own data is dropped while its chunk header was already queued: the client sees corrupt chunked
+ * framing. Writes up to this size always fit, so that path is never taken.
+ */
+const CORK_SAFE_BYTES = 16 * 1024 - 512;
+
+/**
  * One client request from intake to its last byte: owns the uWS response (every write is corked
  * and skipped once the client is gone), the trace record, and the abort wiring to the upstream.
  */
@@ -30,6 +38,12 @@ export class Exchange {
   committed = false;
   private onAbort: (() => void) | null = null;
   private settledOnce = false;
+  /** Chunks waiting while the client is behind; the upstream is paused meanwhile, which keeps this short. */
+  private backlog: Buffer[] = [];
+  private blocked = false;
+  private flushScheduled = false;
+  private endWhenDrained = false;
+  private onDrained: (() => void) | null = null;
 
   // Trace fields filled along the way.
   workspace: string;
@@ -83,15 +97,22 @@ export class Exchange {
     for (const [k, v] of headers) this.res.writeHeader(k, v);
   }
 
-  /** A complete response in one write. */
+  /** A complete response; small bodies go out in a single write. */
   reply(status: number, headers: ReadonlyArray<readonly [string, string]>, body: string | Buffer, closeConnection = false): void {
     if (this.gone) return;
+    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+    if (bytes.length > CORK_SAFE_BYTES) {
+      this.begin(status, headers, () => undefined);
+      this.write(bytes);
+      this.end();
+      return;
+    }
     this.status = status;
     this.ended = true;
     this.committed = true;
     this.res.cork(() => {
       this.writeHeaders(status, headers);
-      this.res.end(body, closeConnection);
+      this.res.end(bytes, closeConnection);
     });
     this.settle();
   }
@@ -100,35 +121,79 @@ export class Exchange {
     this.reply(status, [['content-type', JSON_TYPE]], JSON.stringify(body));
   }
 
-  /** Starts a streamed response: the status line and headers go out now. */
-  begin(status: number, headers: ReadonlyArray<readonly [string, string]>): void {
+  /**
+   * Starts a streamed response: the status line and headers go out now. `onDrained` is called
+   * each time the client has caught up after a `write` returned false.
+   */
+  begin(status: number, headers: ReadonlyArray<readonly [string, string]>, onDrained: () => void): void {
     if (this.gone) return;
     this.status = status;
     this.committed = true;
+    this.onDrained = onDrained;
+    this.res.onWritable(() => {
+      // uWS corks around its own callbacks, where a write larger than the cork buffer is unsafe
+      // (see CORK_SAFE_BYTES); the held chunks go out just after, each piece in its own cork.
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flushBacklog());
+      }
+      return true;
+    });
     this.res.cork(() => this.writeHeaders(status, headers));
   }
 
   /** Writes a chunk of a begun response; false means the client is behind (backpressure). */
   write(chunk: Buffer | string): boolean {
     if (this.gone) return true;
-    let ok = true;
-    this.res.cork(() => {
-      ok = this.res.write(chunk);
-    });
-    return ok;
+    const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    if (this.blocked) {
+      this.backlog.push(bytes);
+      return false;
+    }
+    return this.writePieces(bytes);
   }
 
-  /** Calls `fn` whenever the client can take more after a `write` returned false. */
-  onWritable(fn: () => void): void {
-    this.res.onWritable(() => {
-      fn();
-      return true;
-    });
+  /**
+   * Writes `bytes` in cork-sized pieces, each in its own cork. On backpressure the unsent rest
+   * goes to the front of the backlog and nothing more is written until uWS reports the socket
+   * writable: uWS keeps what a refused write could not send, and writing on regardless takes its
+   * least safe path.
+   */
+  private writePieces(bytes: Buffer): boolean {
+    for (let offset = 0; offset < bytes.length; offset += CORK_SAFE_BYTES) {
+      const piece = offset === 0 && bytes.length <= CORK_SAFE_BYTES ? bytes : bytes.subarray(offset, offset + CORK_SAFE_BYTES);
+      let ok = true;
+      this.res.cork(() => {
+        ok = this.res.write(piece);
+      });
+      if (!ok) {
+        this.blocked = true;
+        const rest = offset + CORK_SAFE_BYTES;
+        if (rest < bytes.length) this.backlog.unshift(bytes.subarray(rest));
+        return false;
+      }
+    }
+    return true;
   }
 
-  /** Ends a begun response. */
+  private flushBacklog(): void {
+    this.flushScheduled = false;
+    if (this.gone) return;
+    while (this.backlog.length > 0) {
+      if (!this.writePieces(this.backlog.shift()!)) return;
+    }
+    this.blocked = false;
+    if (this.endWhenDrained) this.end();
+    else this.onDrained?.();
+  }
+
+  /** Ends a begun response, once whatever is held for a slow client has gone out. */
   end(): void {
     if (this.gone) return;
+    if (this.blocked) {
+      this.endWhenDrained = true;
+      return;
+    }
     this.ended = true;
     this.res.cork(() => this.res.end());
     this.settle();

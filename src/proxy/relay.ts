@@ -122,10 +122,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     } else if (isEventStream(headers)) {
       this.mode = 'stream';
       this.framer = new SseFramer();
-      this.ex.begin(statusCode, this.headers);
-      this.ex.onWritable(() => {
-        if (controller.paused) controller.resume();
-      });
+      this.ex.begin(statusCode, this.headers, () => controller.resume());
     } else {
       this.mode = 'buffer';
     }
@@ -213,10 +210,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
 
   private switchToPassthrough(controller: Dispatcher.DispatchController): void {
     this.mode = 'passthrough';
-    this.ex.begin(this.status, this.headers);
-    this.ex.onWritable(() => {
-      if (controller.paused) controller.resume();
-    });
+    this.ex.begin(this.status, this.headers, () => controller.resume());
     const held = this.chunks;
     this.chunks = [];
     for (const chunk of held) this.forward(controller, chunk);

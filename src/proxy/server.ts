@@ -119,6 +119,9 @@ export class ProxyServer implements ExchangeHooks {
       this.options.logger.warn({ inflight: this.inflight.size }, 'drain bound reached; closing remaining requests');
       for (const ex of [...this.inflight]) ex.cut('shutting_down');
     }
+    // Idle keep-alive sockets would otherwise hold the event loop open; this build has the method
+    // but its typings do not declare it.
+    (this.app as TemplatedApp & { close(): void }).close();
     await this.pools.close();
     await this.options.sink.close();
   }

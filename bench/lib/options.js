@@ -1,0 +1,140 @@
+// @ts-check
+/** The benchmark's command line: what to run and how. */
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { MICRO_BENCHMARKS } from '../micro/index.js';
+import { SCENARIOS } from './scenarios.js';
+
+export const DEFAULT_OUT = fileURLToPath(new URL('../results/latest.json', import.meta.url));
+
+/** @typedef {import('./scenarios.js').Scenario} Scenario */
+/** @typedef {import('../micro/index.js').MicroBenchmark} MicroBenchmark */
+
+/**
+ * @typedef {object} BenchOptions
+ * @property {string[]} names  as given; empty means everything
+ * @property {number} durationS  measured seconds per side
+ * @property {number} warmupS  uncounted seconds per side before the measured window
+ * @property {import('./scenarios.js').ShapeOverrides} overrides
+ * @property {number | undefined} threads  passed to the proxy
+ * @property {boolean} prof
+ * @property {string} out
+ * @property {boolean} jsonOnly
+ * @property {boolean} help
+ */
+
+export class UsageError extends Error {}
+
+export function usage() {
+  const scenarios = SCENARIOS.map((s) => `  ${s.name.padEnd(18)} ${s.description}`).join('\n');
+  const micro = MICRO_BENCHMARKS.map((m) => `  ${m.name.padEnd(18)} ${m.description}`).join('\n');
+  return `Usage: npm run bench -- [name ...] [options]
+
+Runs each scenario straight against the mock provider and through the proxy, in the same run.
+With no name, runs every scenario and every micro-benchmark.
+
+Scenarios:
+${scenarios}
+
+Micro-benchmarks ("micro" selects them all):
+${micro}
+
+Options:
+  --duration S          measured seconds per side (default 5)
+  --warmup S            uncounted warm-up seconds per side (default 1)
+  --connections N       connections for every selected scenario (default: the scenario's own)
+  --prompt-size BYTES   prompt size for every selected scenario (default: the scenario's own)
+  --chunks N            content chunks per streamed answer (default 50)
+  --threads N           passed to the proxy as --threads (default: the proxy's own)
+  --prof                run the proxy under node --cpu-prof; a .cpuprofile per scenario goes to bench/results/
+  --out FILE            where the JSON results go (default bench/results/latest.json)
+  --json-only           print the JSON results instead of the table
+  --help                show this help
+`;
+}
+
+/**
+ * @param {string[]} args
+ * @returns {BenchOptions}
+ */
+export function parseOptions(args) {
+  const { values, positionals } = parseFlags(args);
+  return {
+    names: positionals,
+    durationS: positiveNumber('--duration', values.duration) ?? 5,
+    warmupS: positiveNumber('--warmup', values.warmup, { allowZero: true }) ?? 1,
+    overrides: {
+      connections: positiveInteger('--connections', values.connections),
+      promptBytes: positiveInteger('--prompt-size', values['prompt-size']),
+      chunks: positiveInteger('--chunks', values.chunks),
+    },
+    threads: positiveInteger('--threads', values.threads),
+    prof: values.prof === true,
+    out: values.out ?? DEFAULT_OUT,
+    jsonOnly: values['json-only'] === true,
+    help: values.help === true,
+  };
+}
+
+/** @param {string[]} args */
+function parseFlags(args) {
+  try {
+    return parseArgs({
+      args,
+      allowPositionals: true,
+      options: {
+        duration: { type: 'string' },
+        warmup: { type: 'string' },
+        connections: { type: 'string' },
+        'prompt-size': { type: 'string' },
+        chunks: { type: 'string' },
+        threads: { type: 'string' },
+        prof: { type: 'boolean' },
+        out: { type: 'string' },
+        'json-only': { type: 'boolean' },
+        help: { type: 'boolean' },
+      },
+    });
+  } catch (err) {
+    throw new UsageError(/** @type {Error} */ (err).message);
+  }
+}
+
+/**
+ * @param {string} flag
+ * @param {string | undefined} value
+ * @param {{ allowZero?: boolean }} [opts]
+ */
+function positiveNumber(flag, value, opts = {}) {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0 || (n === 0 && !opts.allowZero)) throw new UsageError(`${flag} takes a positive number, not ${JSON.stringify(value)}`);
+  return n;
+}
+
+/**
+ * @param {string} flag
+ * @param {string | undefined} value
+ */
+function positiveInteger(flag, value) {
+  const n = positiveNumber(flag, value);
+  if (n !== undefined && !Number.isInteger(n)) throw new UsageError(`${flag} takes a whole number, not ${JSON.stringify(value)}`);
+  return n;
+}
+
+/**
+ * The scenarios and micro-benchmarks the names select, in their registry order.
+ * @param {string[]} names
+ * @returns {{ scenarios: Scenario[], micro: MicroBenchmark[] }}
+ */
+export function selectWork(names) {
+  if (names.length === 0) return { scenarios: SCENARIOS, micro: MICRO_BENCHMARKS };
+  const known = new Set(['micro', ...SCENARIOS.map((s) => s.name), ...MICRO_BENCHMARKS.map((m) => m.name)]);
+  const unknown = names.filter((name) => !known.has(name));
+  if (unknown.length > 0) throw new UsageError(`unknown name ${unknown.join(', ')}; choose from ${[...known].join(', ')}`);
+  const wanted = new Set(names);
+  return {
+    scenarios: SCENARIOS.filter((s) => wanted.has(s.name)),
+    micro: MICRO_BENCHMARKS.filter((m) => wanted.has('micro') || wanted.has(m.name)),
+  };
+}

@@ -1,0 +1,147 @@
+// @ts-check
+/**
+ * The load scenarios. Each one describes a request, how many connections send it, and how a
+ * complete answer ends; the same request goes straight to the mock provider and through the
+ * proxy, which forwards `/v1/...` paths unchanged to its `--upstream-url`.
+ */
+
+/** @typedef {import('./load-generator.js').LoadRequest} LoadRequest */
+
+/**
+ * @typedef {object} Shape  what a scenario sends, after command-line overrides
+ * @property {number} connections
+ * @property {number} promptBytes
+ * @property {number | null} chunks  content chunks of a streamed answer; null when not streaming
+ */
+
+/**
+ * @typedef {object} Scenario
+ * @property {string} name
+ * @property {string} description
+ * @property {Shape} shape  the defaults
+ * @property {(shape: Shape) => LoadRequest} request
+ * @property {() => boolean} [available]  false while something the scenario needs does not exist yet
+ * @property {string} [skipReason]  shown when it is not available
+ */
+
+/** @typedef {Partial<Shape>} ShapeOverrides */
+
+const KB = 1024;
+const SYSTEM_PROMPT = 'You are a coding assistant. Answer briefly and show code where it helps.';
+const PROMPT_TEXT =
+  'Refactor the session cache so that entries expire after the configured idle time. ' +
+  'The current implementation in src/cache/session.ts keeps every entry until restart, which ' +
+  'leaks memory on long-running workers. Keep the public API unchanged, add a unit test for ' +
+  'expiry, and explain any trade-offs in the pull request description.\n';
+
+/**
+ * About `bytes` bytes of plausible prompt text.
+ * @param {number} bytes
+ */
+function promptOf(bytes) {
+  return PROMPT_TEXT.repeat(Math.ceil(bytes / PROMPT_TEXT.length)).slice(0, bytes);
+}
+
+/**
+ * OpenAI chat completion, streamed when the shape has chunks.
+ * @param {Shape} shape
+ * @returns {LoadRequest}
+ */
+function openaiChat({ promptBytes, chunks }) {
+  const messages = [
+    { role: 'system', content: SYSTEM_PROMPT },
+    { role: 'user', content: promptOf(promptBytes) },
+  ];
+  if (chunks === null) {
+    return {
+      path: '/v1/chat/completions',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages }),
+      expectEnd: '}',
+    };
+  }
+  return {
+    path: '/v1/chat/completions',
+    headers: { 'content-type': 'application/json', 'x-mock-chunks': String(chunks) },
+    body: JSON.stringify({ model: 'gpt-4o-mini', messages, stream: true, stream_options: { include_usage: true } }),
+    expectEnd: 'data: [DONE]\n\n',
+  };
+}
+
+/**
+ * Anthropic message, streamed.
+ * @param {Shape} shape
+ * @returns {LoadRequest}
+ */
+function anthropicStream({ promptBytes, chunks }) {
+  return {
+    path: '/v1/messages',
+    headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-mock-chunks': String(chunks) },
+    body: JSON.stringify({
+      model: 'claude-sonnet-4',
+      max_tokens: 1024,
+      system: SYSTEM_PROMPT,
+      messages: [{ role: 'user', content: promptOf(promptBytes) }],
+      stream: true,
+    }),
+    expectEnd: 'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+  };
+}
+
+/** @type {Scenario[]} */
+export const SCENARIOS = [
+  {
+    name: 'chat',
+    description: 'non-streaming chat completion, 1 KB prompt',
+    shape: { connections: 50, promptBytes: KB, chunks: null },
+    request: openaiChat,
+  },
+  {
+    name: 'stream',
+    description: 'streamed chat completion, 50 content chunks',
+    shape: { connections: 50, promptBytes: KB, chunks: 50 },
+    request: openaiChat,
+  },
+  {
+    name: 'anthropic-stream',
+    description: 'streamed Anthropic message (/v1/messages), 50 content chunks',
+    shape: { connections: 50, promptBytes: KB, chunks: 50 },
+    request: anthropicStream,
+  },
+  {
+    name: 'latency',
+    description: 'non-streaming chat on one connection: the latency floor',
+    shape: { connections: 1, promptBytes: KB, chunks: null },
+    request: openaiChat,
+  },
+  {
+    name: 'throughput-200',
+    description: 'non-streaming chat on 200 connections',
+    shape: { connections: 200, promptBytes: KB, chunks: null },
+    request: openaiChat,
+  },
+  {
+    name: 'dlp-100k',
+    description: 'non-streaming chat, 100 KB prompt, DLP on',
+    shape: { connections: 10, promptBytes: 100 * KB, chunks: null },
+    request: openaiChat,
+    available: () => false,
+    skipReason: 'needs the DLP policy engine',
+  },
+];
+
+/**
+ * The scenario's shape with the command-line overrides applied; `chunks` only changes
+ * streaming scenarios.
+ * @param {Scenario} scenario
+ * @param {ShapeOverrides} overrides
+ * @returns {Shape}
+ */
+export function shapeOf(scenario, overrides) {
+  const { shape } = scenario;
+  return {
+    connections: overrides.connections ?? shape.connections,
+    promptBytes: overrides.promptBytes ?? shape.promptBytes,
+    chunks: shape.chunks === null ? null : (overrides.chunks ?? shape.chunks),
+  };
+}

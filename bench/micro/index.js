@@ -1,0 +1,21 @@
+// @ts-check
+/**
+ * The micro-benchmarks: one hot function each, timed inside the benchmark process (no
+ * servers run meanwhile). Later work adds entries here, e.g. DLP scan MB/s or WASM µs per
+ * evaluation; each one's figures are reported as they come.
+ *
+ * `npm run bench -- micro` runs them all, `npm run bench -- <name>` one of them. Entries
+ * import what they measure from dist/ inside `run()`, so the registry loads without a build.
+ */
+import { sseFramerBenchmark } from './sse-framer.js';
+import { traceIdBenchmark } from './trace-id.js';
+
+/**
+ * @typedef {object} MicroBenchmark
+ * @property {string} name
+ * @property {string} description
+ * @property {() => Promise<Record<string, number | string>>} run  resolves with named figures
+ */
+
+/** @type {MicroBenchmark[]} */
+export const MICRO_BENCHMARKS = [sseFramerBenchmark, traceIdBenchmark];

@@ -1,0 +1,221 @@
+// @ts-check
+/**
+ * `npm run bench`: every speed figure of the proxy from one command. Each scenario loads the
+ * mock provider directly, then through the proxy, in the same run; micro-benchmarks follow.
+ * See bench/README.md and `npm run bench -- --help`.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { killChildrenOnExit, startServer } from './lib/children.js';
+import { runLoad } from './lib/load-generator.js';
+import { parseOptions, selectWork, usage, UsageError } from './lib/options.js';
+import { cpuTimeUs, peakRssBytes } from './lib/proc-stats.js';
+import { formatReport, gitCommit, machine, writeReport } from './lib/report.js';
+import { shapeOf } from './lib/scenarios.js';
+
+/** @typedef {import('./lib/options.js').BenchOptions} BenchOptions */
+/** @typedef {import('./lib/children.js').Server} Server */
+/** @typedef {import('./lib/report.js').ScenarioResult} ScenarioResult */
+/** @typedef {import('./lib/report.js').SideFigures} SideFigures */
+/** @typedef {Omit<import('./lib/load-generator.js').LoadConfig, 'url'>} Load */
+
+const MOCK_SCRIPT = fileURLToPath(new URL('mock/provider.js', import.meta.url));
+const PROXY_CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
+const RESULTS_DIR = fileURLToPath(new URL('results/', import.meta.url));
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+/**
+ * @param {string[]} args
+ * @returns {Promise<number>} the exit code
+ */
+async function main(args) {
+  const options = parseOptions(args);
+  if (options.help) {
+    process.stdout.write(usage());
+    return 0;
+  }
+  const work = selectWork(options.names);
+  killChildrenOnExit();
+  const date = new Date().toISOString();
+  const svcHome = temporaryDir('svc-bench-');
+
+  /** @type {ScenarioResult[]} */
+  const scenarios = [];
+  for (const scenario of work.scenarios) scenarios.push(await runScenario(scenario, options, { svcHome, stamp: date.replaceAll(':', '-') }));
+  /** @type {import('./lib/report.js').MicroResult[]} */
+  const micro = [];
+  for (const benchmark of work.micro) micro.push(await runMicro(benchmark));
+
+  const report = { machine: machine(), commit: gitCommit(), date, options, scenarios, micro };
+  await writeReport(options.out, report);
+  process.stdout.write(options.jsonOnly ? `${JSON.stringify(report, null, 2)}\n` : `${formatReport(report)}\nresults: ${displayPath(options.out)}\n`);
+  return [...scenarios, ...micro].some((result) => result.status === 'failed') ? 1 : 0;
+}
+
+/**
+ * A fresh mock and a fresh proxy per scenario, so each one's peak RSS is the scenario's own.
+ * @param {import('./lib/scenarios.js').Scenario} scenario
+ * @param {BenchOptions} options
+ * @param {{ svcHome: string, stamp: string }} run
+ * @returns {Promise<ScenarioResult>}
+ */
+async function runScenario(scenario, options, run) {
+  const { name, description } = scenario;
+  if (scenario.available?.() === false) {
+    progress(`${name}: skipped, ${scenario.skipReason}`);
+    return { name, description, status: 'skipped', reason: scenario.skipReason };
+  }
+  const shape = shapeOf(scenario, options.overrides);
+  /** @type {Load} */
+  const load = {
+    request: scenario.request(shape),
+    connections: shape.connections,
+    warmupMs: options.warmupS * 1000,
+    durationMs: options.durationS * 1000,
+  };
+  const profile = options.prof ? join(RESULTS_DIR, `proxy-${name}-${run.stamp}.cpuprofile`) : undefined;
+  progress(`${name}: ${description}, ${shape.connections} connections`);
+  try {
+    const sides = await withServer(startMock(), async (mock) => {
+      const direct = await runSide(mock, load);
+      const proxy = await withServer(startProxy(mock.url, options, run.svcHome, profile), (server) => runSide(server, load));
+      return { direct, proxy };
+    });
+    const ratio = sides.direct.requestsPerSec > 0 ? round(sides.proxy.requestsPerSec / sides.direct.requestsPerSec, 4) : null;
+    progress(`${name}: direct ${Math.round(sides.direct.requestsPerSec)} req/s, proxy ${Math.round(sides.proxy.requestsPerSec)} req/s, ratio ${ratio}`);
+    const profiled = profile !== undefined && existsSync(profile);
+    if (profile !== undefined && !profiled) progress(`${name}: the proxy wrote no CPU profile (it must exit cleanly on SIGTERM)`);
+    return { name, description, status: 'ok', shape, sides, ratio, ...(profiled ? { profile: displayPath(profile) } : {}) };
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    progress(`${name}: failed, ${reason}`);
+    return { name, description, status: 'failed', reason };
+  }
+}
+
+/**
+ * Loads one server, the mock (direct) or the proxy, and reads that server's CPU time over the
+ * measured window and its peak RSS. The same function runs both sides.
+ * @param {Server} server
+ * @param {Load} load
+ * @returns {Promise<SideFigures>}
+ */
+async function runSide(server, load) {
+  let cpuAtStart = 0;
+  let cpuUs = 0;
+  const result = await runLoad(
+    { url: server.url, ...load },
+    {
+      onWindowStart: () => {
+        cpuAtStart = cpuTimeUs(server.pid);
+      },
+      onWindowEnd: () => {
+        cpuUs = cpuTimeUs(server.pid) - cpuAtStart;
+      },
+    },
+  );
+  if (!server.running()) throw new Error(`the ${server.name} died during the run\n${server.stderrTail()}`);
+  return {
+    ...result,
+    requestsPerSec: round(result.requestsPerSec, 1),
+    cpuUsPerRequest: result.requests > 0 ? round(cpuUs / result.requests, 1) : null,
+    peakRssMiB: round(peakRssBytes(server.pid) / 2 ** 20, 1),
+  };
+}
+
+/**
+ * Hands the started server to `use` and stops it however `use` ends.
+ * @template T
+ * @param {Promise<Server>} starting
+ * @param {(server: Server) => Promise<T>} use
+ * @returns {Promise<T>}
+ */
+async function withServer(starting, use) {
+  const server = await starting;
+  try {
+    return await use(server);
+  } finally {
+    const code = await server.stop();
+    if (code !== 0) progress(`the ${server.name} exited with code ${code} when stopped\n${server.stderrTail()}`);
+  }
+}
+
+function startMock() {
+  return startServer({ name: 'mock provider', script: MOCK_SCRIPT, args: ['--port', '0'] });
+}
+
+/**
+ * @param {string} upstreamUrl
+ * @param {BenchOptions} options
+ * @param {string} svcHome
+ * @param {string | undefined} profile  where node --cpu-prof writes the profile, if wanted
+ */
+function startProxy(upstreamUrl, options, svcHome, profile) {
+  const threads = options.threads === undefined ? [] : ['--threads', String(options.threads)];
+  return startServer({
+    name: 'proxy',
+    script: PROXY_CLI,
+    args: ['proxy', '--port', '0', '--upstream-url', upstreamUrl, ...threads],
+    nodeArgs: profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', dirname(profile), '--cpu-prof-name', basename(profile)],
+    env: { SVC_HOME: svcHome, SVC_LOG_LEVEL: 'warn' },
+  });
+}
+
+/**
+ * @param {import('./micro/index.js').MicroBenchmark} benchmark
+ * @returns {Promise<import('./lib/report.js').MicroResult>}
+ */
+async function runMicro(benchmark) {
+  const { name, description } = benchmark;
+  progress(`micro ${name}: ${description}`);
+  try {
+    return { name, description, status: 'ok', figures: await benchmark.run() };
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    progress(`micro ${name}: failed, ${reason}`);
+    return { name, description, status: 'failed', reason };
+  }
+}
+
+/**
+ * A temporary directory removed when the process exits.
+ * @param {string} prefix
+ */
+function temporaryDir(prefix) {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/**
+ * Relative to the repository when inside it.
+ * @param {string} file
+ */
+function displayPath(file) {
+  const inRepo = relative(ROOT, file);
+  return inRepo.startsWith('..') ? file : inRepo;
+}
+
+/**
+ * @param {number} value
+ * @param {number} digits
+ */
+function round(value, digits) {
+  const scale = 10 ** digits;
+  return Math.round(value * scale) / scale;
+}
+
+/** @param {string} message */
+function progress(message) {
+  process.stderr.write(`bench: ${message}\n`);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(err instanceof UsageError ? `bench: ${err.message}\nSee npm run bench -- --help\n` : `bench: ${err?.stack ?? err}\n`);
+    process.exit(err instanceof UsageError ? 2 : 1);
+  },
+);

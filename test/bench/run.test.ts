@@ -1,0 +1,110 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import t, { type Test } from 'tap';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const RUN = join(ROOT, 'bench/run.js');
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * `node bench/run.js …` in its own process group, so that the teardown can end the benchmark
+ * and every process it started even if the test fails halfway.
+ */
+async function bench(t: Test, args: string[]): Promise<Run> {
+  const child = spawn(process.execPath, [RUN, ...args], { cwd: ROOT, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = once(child, 'exit');
+  t.teardown(() => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL');
+    } catch {
+      // the group is already gone
+    }
+  });
+  const [code] = (await exited) as [number | null];
+  return { code, stdout, stderr };
+}
+
+interface Side {
+  requests: number;
+  requestsPerSec: number;
+  latencyMs: { p50: number; p90: number; p99: number };
+  ttfbMs: { p50: number; p99: number };
+  errors: { non2xx: number; failed: number; truncated: number };
+  cpuUsPerRequest: number | null;
+  peakRssMiB: number;
+}
+
+interface Scenario {
+  name: string;
+  status: string;
+  reason?: string;
+  ratio?: number | null;
+  sides?: { direct: Side; proxy: Side };
+}
+
+interface Report {
+  machine: { cores: number; nodeVersion: string };
+  options: { durationS: number };
+  scenarios: Scenario[];
+  micro: unknown[];
+}
+
+t.test('a one-second chat run measures both sides and the proxy process', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'bench-test-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const out = join(dir, 'results.json');
+
+  const run = await bench(t, ['chat', '--duration', '1', '--warmup', '0.5', '--connections', '4', '--json-only', '--out', out]);
+  t.equal(run.code, 0, run.stderr);
+
+  const printed = JSON.parse(run.stdout) as Report;
+  const written = JSON.parse(await readFile(out, 'utf8')) as Report;
+  t.same(written, printed, 'the file holds what was printed');
+  t.equal(printed.machine.nodeVersion, process.version);
+  t.ok(printed.machine.cores > 0);
+  t.equal(printed.options.durationS, 1);
+  t.same(printed.micro, [], 'naming a scenario runs no micro-benchmark');
+
+  t.equal(printed.scenarios.length, 1);
+  const chat = printed.scenarios[0]!;
+  t.equal(chat.name, 'chat');
+  t.equal(chat.status, 'ok', chat.reason ?? 'ran');
+  t.ok(typeof chat.ratio === 'number' && Number.isFinite(chat.ratio) && chat.ratio > 0, `ratio ${chat.ratio} is a positive finite number`);
+  for (const [name, side] of Object.entries(chat.sides ?? {})) {
+    t.ok(side.requests > 0 && side.requestsPerSec > 0, `${name}: requests/s ${side.requestsPerSec}`);
+    t.same(side.errors, { non2xx: 0, failed: 0, truncated: 0 }, `${name}: no errors`);
+    t.ok(side.latencyMs.p50 > 0 && side.latencyMs.p50 <= side.latencyMs.p90 && side.latencyMs.p90 <= side.latencyMs.p99, `${name}: percentiles in order`);
+    t.ok(side.ttfbMs.p50 > 0 && side.ttfbMs.p50 <= side.latencyMs.p99, `${name}: time to first byte`);
+    t.ok(side.cpuUsPerRequest !== null && side.cpuUsPerRequest > 0, `${name}: CPU µs per request ${side.cpuUsPerRequest}`);
+    t.ok(side.peakRssMiB > 10, `${name}: peak RSS ${side.peakRssMiB} MiB`);
+  }
+  t.same(Object.keys(chat.sides ?? {}), ['direct', 'proxy']);
+});
+
+t.test('a scenario that is not available yet is listed and skipped', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'bench-test-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const run = await bench(t, ['dlp-100k', '--json-only', '--out', join(dir, 'results.json')]);
+  t.equal(run.code, 0, run.stderr);
+  const report = JSON.parse(run.stdout) as Report;
+  t.match(report.scenarios, [{ name: 'dlp-100k', status: 'skipped', reason: 'needs the DLP policy engine' }]);
+});
+
+t.test('unknown names are refused with the list of known ones', async (t) => {
+  const run = await bench(t, ['no-such-scenario']);
+  t.equal(run.code, 2);
+  t.match(run.stderr, /unknown name no-such-scenario; choose from .*chat.*dlp-100k.*sse-framer/);
+});

@@ -1,0 +1,210 @@
+import t from 'tap';
+import { once } from 'node:events';
+import { request } from 'undici';
+import { startMockProvider } from '../../bench/mock/provider.js';
+import { startProxy } from '../helpers/proxy.js';
+
+const chat = (extra: Record<string, unknown> = {}) => JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], ...extra });
+const json = { 'content-type': 'application/json' };
+
+async function setup(t: Tap.Test, file: Record<string, unknown> = {}) {
+  const mock = await startMockProvider();
+  t.teardown(() => mock.close());
+  const proxy = await startProxy(t, { upstreamUrl: mock.url, file });
+  return { mock, proxy };
+}
+
+async function post(url: string, body: string, headers: Record<string, string> = {}) {
+  const res = await request(url, { method: 'POST', headers: { ...json, ...headers }, body });
+  const text = await res.body.text();
+  return { status: res.statusCode, headers: res.headers, text, json: () => JSON.parse(text) };
+}
+
+t.test('a client abort mid-stream aborts the upstream request', async (t) => {
+  const { mock, proxy } = await setup(t);
+  const controller = new AbortController();
+  const aborted = once(mock.events, 'aborted');
+  const res = await request(`${proxy.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { ...json, 'x-mock-chunks': '200', 'x-mock-chunk-delay-ms': '20' },
+    body: chat({ stream: true }),
+    signal: controller.signal,
+  });
+  t.equal(res.statusCode, 200);
+  for await (const _chunk of res.body) {
+    controller.abort();
+    break;
+  }
+  const [info] = await aborted;
+  t.match(info, { route: 'chat' }, 'the mock saw the connection close');
+  while (proxy.server.inflightCount > 0) await new Promise((r) => setTimeout(r, 10));
+  t.match(proxy.sink.recent().at(-1), { status: 200, error: 'client_closed' }, 'the trace keeps the status sent and says the client left');
+});
+
+t.test('upstream 5xx reaches the client with its status, the provider\'s body and a trace id', async (t) => {
+  const { proxy } = await setup(t);
+  const res = await post(`${proxy.url}/v1/chat/completions`, chat(), { 'x-mock-status': '503' });
+  t.equal(res.status, 503);
+  t.match(res.json(), { error: { type: String } });
+  t.match(res.headers['x-svc-trace-id'], /^tr_/);
+  t.equal(proxy.sink.recent().at(-1)!.error, 'upstream_503');
+});
+
+t.test('upstream 429 keeps its retry-after', async (t) => {
+  const { proxy } = await setup(t);
+  const res = await post(`${proxy.url}/v1/messages`, JSON.stringify({ model: 'claude-sonnet-4', max_tokens: 8, messages: [] }), {
+    'x-mock-status': '429',
+    'x-mock-retry-after': '7',
+  });
+  t.equal(res.status, 429);
+  t.equal(res.headers['retry-after'], '7');
+  t.match(res.json(), { type: 'error', error: { type: String } }, 'Anthropic shape on the Anthropic route');
+});
+
+t.test('an upstream reset before the response gives 502 upstream_reset in the route\'s shape', async (t) => {
+  const { proxy } = await setup(t);
+  const res = await post(`${proxy.url}/v1/chat/completions`, chat(), { 'x-mock-reset': 'before' });
+  t.equal(res.status, 502);
+  t.match(res.json(), { error: { code: 'upstream_reset', type: 'api_error', trace_id: /^tr_/ } });
+});
+
+t.test('an upstream reset mid-stream ends the client stream with a well-formed error event', async (t) => {
+  const { proxy } = await setup(t);
+  const openai = await post(`${proxy.url}/v1/chat/completions`, chat({ stream: true }), { 'x-mock-reset': 'mid', 'x-mock-chunks': '10' });
+  t.equal(openai.status, 200, 'the status line was already sent');
+  const events = openai.text.split('\n\n').filter(Boolean);
+  const last = events.at(-1)!;
+  t.match(last, /^data: /);
+  t.match(JSON.parse(last.slice(6)), { error: { code: 'upstream_reset' } });
+  for (const e of events.slice(0, -1)) t.doesNotThrow(() => JSON.parse(e.slice(6)), 'every relayed event is whole');
+
+  const anthropic = await post(`${proxy.url}/v1/messages`, JSON.stringify({ model: 'claude-sonnet-4', max_tokens: 8, stream: true, messages: [] }), {
+    'x-mock-reset': 'mid',
+    'x-mock-chunks': '10',
+  });
+  t.match(anthropic.text, /event: error\ndata: \{"type":"error","error":\{"type":"api_error".*"code":"upstream_reset"/);
+});
+
+t.test('an upstream that does not answer in time gives 504 upstream_timeout', async (t) => {
+  const { proxy } = await setup(t, { limits: { upstreamHeadersTimeoutMs: 200 } });
+  const res = await post(`${proxy.url}/v1/chat/completions`, chat(), { 'x-mock-delay-ms': '2000' });
+  t.equal(res.status, 504);
+  t.match(res.json(), { error: { code: 'upstream_timeout' } });
+});
+
+t.test('a stream that goes silent past the body timeout ends with an error event', async (t) => {
+  const { proxy } = await setup(t, { limits: { upstreamBodyTimeoutMs: 200 } });
+  const res = await post(`${proxy.url}/v1/chat/completions`, chat({ stream: true }), { 'x-mock-chunk-delay-ms': '1000', 'x-mock-chunks': '3' });
+  t.equal(res.status, 200);
+  t.match(res.text, /"code":"upstream_timeout"/);
+});
+
+t.test('an unreachable upstream gives 502 upstream_unreachable', async (t) => {
+  const proxy = await startProxy(t, { upstreamUrl: 'http://127.0.0.1:1' });
+  const res = await post(`${proxy.url}/v1/chat/completions`, chat());
+  t.equal(res.status, 502);
+  t.match(res.json(), { error: { code: 'upstream_unreachable' } });
+});
+
+t.test('bad input: malformed JSON 400, wrong content type 415, over the cap 413, unknown route 404', async (t) => {
+  const { proxy, mock } = await setup(t, { limits: { maxBodyBytes: 2048 } });
+  const before = mock.requests.length;
+  const malformed = await post(`${proxy.url}/v1/chat/completions`, '{"model": "gpt-4o",');
+  t.equal(malformed.status, 400);
+  t.match(malformed.json(), { error: { code: 'invalid_request', trace_id: /^tr_/ } });
+  const notObject = await post(`${proxy.url}/v1/chat/completions`, '[1,2]');
+  t.equal(notObject.status, 400);
+  const noModel = await post(`${proxy.url}/v1/chat/completions`, '{"messages":[]}');
+  t.match(noModel.json(), { error: { code: 'invalid_request', param: 'model' } });
+  const wrongType = await post(`${proxy.url}/v1/chat/completions`, chat(), { 'content-type': 'text/plain' });
+  t.equal(wrongType.status, 415);
+  t.match(wrongType.json(), { error: { code: 'unsupported_media_type' } });
+  const tooBig = await post(`${proxy.url}/v1/chat/completions`, chat({ pad: 'x'.repeat(4096) }));
+  t.equal(tooBig.status, 413);
+  // Chunked upload without a content-length: the cap is enforced while reading.
+  const chunked = await request(`${proxy.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: json,
+    body: (async function* () {
+      for (let i = 0; i < 8; i++) yield Buffer.alloc(1024, 'x');
+    })(),
+  });
+  t.equal(chunked.statusCode, 413);
+  await chunked.body.dump();
+  const missing = await request(`${proxy.url}/v2/whatever`);
+  t.equal(missing.statusCode, 404);
+  t.match(await missing.body.json(), { error: { code: 'not_found', type: 'not_found_error' } });
+  t.equal(mock.requests.length, before, 'nothing bad was sent upstream');
+  const anthropicBad = await post(`${proxy.url}/v1/messages`, '{nope');
+  t.match(anthropicBad.json(), { type: 'error', error: { type: 'invalid_request_error', code: 'invalid_request' } });
+});
+
+t.test('hop-by-hop headers are stripped both ways; provider headers pass', async (t) => {
+  const { proxy, mock } = await setup(t);
+  const res = await post(`${proxy.url}/v1/chat/completions`, chat(), {
+    'openai-organization': 'org-1',
+    'proxy-authorization': 'Basic x',
+    te: 'trailers',
+    'x-workspace-id': 'ws_hdr',
+  });
+  t.equal(res.status, 200);
+  const seen = mock.requests.at(-1)!.headers;
+  t.equal(seen['openai-organization'], 'org-1');
+  t.equal(seen['proxy-authorization'], undefined);
+  t.equal(seen['x-workspace-id'], undefined);
+  t.equal(res.headers['transfer-encoding'], undefined);
+  t.equal(proxy.sink.recent().at(-1)!.workspace, 'ws_hdr');
+});
+
+t.test('the agent\'s own provider key passes through when the proxy holds none; a platform key wins', async (t) => {
+  const mock = await startMockProvider({ requireKey: 'sk-platform-key-1' });
+  t.teardown(() => mock.close());
+  const open = await startProxy(t, { upstreamUrl: mock.url });
+  const own = await post(`${open.url}/v1/chat/completions`, chat(), { authorization: 'Bearer sk-platform-key-1' });
+  t.equal(own.status, 200);
+  const withPlatform = await startProxy(t, { upstreamUrl: mock.url, env: { OPENAI_API_KEY: 'sk-platform-key-1' } });
+  const platform = await post(`${withPlatform.url}/v1/chat/completions`, chat(), { authorization: 'Bearer sk-wrong-agent-key' });
+  t.equal(platform.status, 200);
+  const neither = await post(`${open.url}/v1/chat/completions`, chat(), { authorization: 'Bearer sk-wrong' });
+  t.equal(neither.status, 401, 'the provider\'s own 401 is relayed');
+});
+
+t.test('azure_openai goes to its tenant endpoint with api-version and the api-key header', async (t) => {
+  const mock = await startMockProvider();
+  t.teardown(() => mock.close());
+  const proxy = await startProxy(t, {
+    file: { providers: { azure_openai: { endpoint: mock.url, apiKey: 'azure-key-0001', apiVersion: '2024-10-21' } } },
+  });
+  const res = await post(`${proxy.url}/v1/chat/completions`, chat({ model: 'azure/gpt-4o' }));
+  t.equal(res.status, 200);
+  const seen = mock.requests.at(-1)!;
+  t.equal(seen.path, '/openai/deployments/gpt-4o/chat/completions');
+  t.same(seen.query, { 'api-version': '2024-10-21' });
+  t.equal(seen.headers['api-key'], 'azure-key-0001');
+  t.equal((seen.body as { model: string }).model, 'gpt-4o', 'the provider prefix is stripped');
+});
+
+t.test('ollama goes to its apiBase; bedrock and vertex answer 501', async (t) => {
+  const mock = await startMockProvider();
+  t.teardown(() => mock.close());
+  const proxy = await startProxy(t, { file: { providers: { ollama: { apiBase: mock.url } } } });
+  const res = await post(`${proxy.url}/v1/chat/completions`, chat({ model: 'ollama/qwen3:8b' }));
+  t.equal(res.status, 200);
+  t.equal(mock.requests.at(-1)!.path, '/v1/chat/completions');
+  const bedrock = await post(`${proxy.url}/v1/chat/completions`, chat({ model: 'bedrock/anthropic.claude-3' }));
+  t.equal(bedrock.status, 501);
+  t.match(bedrock.json(), { error: { code: 'provider_not_supported' } });
+});
+
+t.test('health and models', async (t) => {
+  const { proxy } = await setup(t, { keys: [{ key: 'vk_health_check_01' }] });
+  const health = await request(`${proxy.url}/health`);
+  const body = (await health.body.json()) as Record<string, unknown>;
+  t.match(body, { status: 'ok', version: String, configVersion: /^local-/, uptimeSeconds: Number, workers: { threads: 1 }, store: null });
+  const models = await request(`${proxy.url}/v1/models`);
+  t.equal(models.statusCode, 401, 'models need a key when keys are configured');
+  await models.body.dump();
+  const authed = await request(`${proxy.url}/v1/models`, { headers: { authorization: 'Bearer vk_health_check_01' } });
+  t.equal(authed.statusCode, 200);
+  t.match(await authed.body.json(), { object: 'list', data: Array });
+});
