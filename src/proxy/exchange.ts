@@ -7,6 +7,12 @@ import type { Wire } from '../upstream/target.js';
 import type { IntakeHeaders } from './intake.js';
 import { errorBody, statusLine, streamErrorEvent } from './respond.js';
 
+/** The upstream side of a relay, paused while the client is behind. */
+export interface FlowControl {
+  pause(): void;
+  resume(): void;
+}
+
 export interface ExchangeHooks {
   /** Called once when the exchange is over (answered, failed or abandoned by the client). */
   settled(exchange: Exchange, trace: TraceRecord): void;
@@ -43,7 +49,10 @@ export class Exchange {
   private blocked = false;
   private flushScheduled = false;
   private endWhenDrained = false;
-  private onDrained: (() => void) | null = null;
+  private flow: FlowControl | null = null;
+  /** Writes made in this tick, sent together in one cork when the tick's synchronous work is done. */
+  private pending: Buffer[] = [];
+  private pendingFlushQueued = false;
 
   // Trace fields filled along the way.
   workspace: string;
@@ -102,7 +111,7 @@ export class Exchange {
     if (this.gone) return;
     const bytes = typeof body === 'string' ? Buffer.from(body) : body;
     if (bytes.length > CORK_SAFE_BYTES) {
-      this.begin(status, headers, () => undefined);
+      this.begin(status, headers, null);
       this.write(bytes);
       this.end();
       return;
@@ -122,14 +131,14 @@ export class Exchange {
   }
 
   /**
-   * Starts a streamed response: the status line and headers go out now. `onDrained` is called
-   * each time the client has caught up after a `write` returned false.
+   * Starts a streamed response: the status line and headers go out now. `flow` is paused when the
+   * client falls behind and resumed once it has caught up.
    */
-  begin(status: number, headers: ReadonlyArray<readonly [string, string]>, onDrained: () => void): void {
+  begin(status: number, headers: ReadonlyArray<readonly [string, string]>, flow: FlowControl | null): void {
     if (this.gone) return;
     this.status = status;
     this.committed = true;
-    this.onDrained = onDrained;
+    this.flow = flow;
     this.res.onWritable(() => {
       // uWS corks around its own callbacks, where a write larger than the cork buffer is unsafe
       // (see CORK_SAFE_BYTES); the held chunks go out just after, each piece in its own cork.
@@ -142,15 +151,31 @@ export class Exchange {
     this.res.cork(() => this.writeHeaders(status, headers));
   }
 
-  /** Writes a chunk of a begun response; false means the client is behind (backpressure). */
-  write(chunk: Buffer | string): boolean {
-    if (this.gone) return true;
+  /**
+   * Queues a chunk of a begun response. Chunks written in the same tick (one upstream read often
+   * holds many SSE events) leave together in one cork and one syscall.
+   */
+  write(chunk: Buffer | string): void {
+    if (this.gone) return;
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     if (this.blocked) {
       this.backlog.push(bytes);
-      return false;
+      return;
     }
-    return this.writePieces(bytes);
+    this.pending.push(bytes);
+    if (!this.pendingFlushQueued) {
+      this.pendingFlushQueued = true;
+      queueMicrotask(() => this.flushPending());
+    }
+  }
+
+  private flushPending(): void {
+    this.pendingFlushQueued = false;
+    if (this.gone || this.pending.length === 0) return;
+    const data = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending);
+    this.pending = [];
+    if (this.blocked) this.backlog.push(data);
+    else if (!this.writePieces(data)) this.flow?.pause();
   }
 
   /**
@@ -184,12 +209,13 @@ export class Exchange {
     }
     this.blocked = false;
     if (this.endWhenDrained) this.end();
-    else this.onDrained?.();
+    else this.flow?.resume();
   }
 
   /** Ends a begun response, once whatever is held for a slow client has gone out. */
   end(): void {
     if (this.gone) return;
+    this.flushPending();
     if (this.blocked) {
       this.endWhenDrained = true;
       return;

@@ -16,20 +16,41 @@ export interface IntakeHeaders {
 
 export function readHeaders(req: HttpRequest): IntakeHeaders {
   const all: Array<[string, string]> = [];
-  req.forEach((k, v) => {
-    all.push([k, v]);
+  let authorization = '';
+  let xApiKey = '';
+  let contentType = '';
+  let contentLength: number | undefined;
+  let harness: string | null = null;
+  let session: string | null = null;
+  let workspace: string | null = null;
+  // One pass over the headers: each getHeader() would be another call into uWS.
+  req.forEach((name, value) => {
+    all.push([name, value]);
+    switch (name) {
+      case 'authorization':
+        authorization = value;
+        break;
+      case 'x-api-key':
+        xApiKey = value;
+        break;
+      case 'content-type':
+        contentType = value;
+        break;
+      case 'content-length':
+        contentLength = Number(value);
+        break;
+      case 'x-svc-harness':
+        harness = value || null;
+        break;
+      case 'x-session-id':
+        session = value || null;
+        break;
+      case 'x-workspace-id':
+        workspace = value || null;
+        break;
+    }
   });
-  const lengthHeader = req.getHeader('content-length');
-  return {
-    all,
-    authorization: req.getHeader('authorization'),
-    xApiKey: req.getHeader('x-api-key'),
-    contentType: req.getHeader('content-type'),
-    contentLength: lengthHeader === '' ? undefined : Number(lengthHeader),
-    harness: req.getHeader('x-svc-harness') || null,
-    session: req.getHeader('x-session-id') || null,
-    workspace: req.getHeader('x-workspace-id') || null,
-  };
+  return { all, authorization, xApiKey, contentType, contentLength, harness, session, workspace };
 }
 
 /** `application/json`, optionally with parameters such as `; charset=utf-8`. */

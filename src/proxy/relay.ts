@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { UpstreamError, UpstreamTimeoutError } from '../lib/errors.js';
 import { costUsd, type CatalogEntry } from '../upstream/catalog.js';
-import { mergeUsageFromEvent, usageFromBody, type Usage } from '../traces/usage.js';
+import { mergeUsageFromEvent, usageFromJsonBytes, type Usage } from '../traces/usage.js';
 import type { Exchange } from './exchange.js';
 import { dataLinesContaining, SseFramer } from './sse.js';
 
@@ -122,7 +122,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     } else if (isEventStream(headers)) {
       this.mode = 'stream';
       this.framer = new SseFramer();
-      this.ex.begin(statusCode, this.headers, () => controller.resume());
+      this.ex.begin(statusCode, this.headers, controller);
     } else {
       this.mode = 'buffer';
     }
@@ -133,7 +133,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     switch (this.mode) {
       case 'stream': {
         const events = this.framer!.push(chunk);
-        if (events !== null) this.forward(controller, events);
+        if (events !== null) this.forward(events);
         return;
       }
       case 'buffer':
@@ -142,7 +142,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
         if (this.size > BUFFERED_BODY_LIMIT) this.switchToPassthrough(controller);
         return;
       case 'passthrough':
-        this.forward(controller, chunk);
+        this.forward(chunk);
         return;
       case 'error':
         if (this.size < ERROR_BODY_LIMIT) {
@@ -160,19 +160,15 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     switch (this.mode) {
       case 'stream': {
         const rest = this.framer!.flush();
-        if (rest !== null) this.forward(null, rest);
+        if (rest !== null) this.forward(rest);
         this.settleUsage();
         this.ex.end();
         return;
       }
       case 'buffer': {
-        const body = Buffer.concat(this.chunks, this.size);
+        const body = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size);
         this.chunks = [];
-        try {
-          Object.assign(this.usage, usageFromBody(JSON.parse(body.toString('utf8'))));
-        } catch {
-          // A body that is not JSON still goes to the client as it came.
-        }
+        Object.assign(this.usage, usageFromJsonBytes(body));
         this.settleUsage();
         this.ex.reply(this.status, this.headers, body);
         return;
@@ -201,19 +197,19 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     this.ex.fail(failure);
   }
 
-  private forward(controller: Dispatcher.DispatchController | null, data: Buffer): void {
+  private forward(data: Buffer): void {
     if (this.mode === 'stream') {
       for (const event of dataLinesContaining(data, '"usage"')) mergeUsageFromEvent(event, this.usage);
     }
-    if (!this.ex.write(data) && controller !== null) controller.pause();
+    this.ex.write(data);
   }
 
   private switchToPassthrough(controller: Dispatcher.DispatchController): void {
     this.mode = 'passthrough';
-    this.ex.begin(this.status, this.headers, () => controller.resume());
+    this.ex.begin(this.status, this.headers, controller);
     const held = this.chunks;
     this.chunks = [];
-    for (const chunk of held) this.forward(controller, chunk);
+    for (const chunk of held) this.forward(chunk);
   }
 
   /** The provider's own error, relayed with its status when it is in the route's shape. */

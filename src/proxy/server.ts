@@ -7,7 +7,7 @@ import type { RuntimeConfig } from '../config/runtime.js';
 import type { ModelCatalog } from '../upstream/catalog.js';
 import { PoolRegistry } from '../upstream/pools.js';
 import { assertSupported, resolveModel } from '../upstream/resolve.js';
-import { buildTarget } from '../upstream/target.js';
+import { buildTarget, resolvePlatformKeys } from '../upstream/target.js';
 import type { TraceSink } from '../traces/sink.js';
 import { authenticate } from './auth.js';
 import { Exchange, type ExchangeHooks } from './exchange.js';
@@ -56,11 +56,13 @@ export class ProxyServer implements ExchangeHooks {
   private draining = false;
   private readonly startedAt = Date.now();
   private readonly env: NodeJS.ProcessEnv;
+  private platformKeys: ReadonlyMap<string, string>;
   port = 0;
 
   constructor(private readonly options: ProxyServerOptions) {
     this.config = options.config;
     this.env = options.env ?? process.env;
+    this.platformKeys = resolvePlatformKeys(this.config, this.env);
     if (this.config.openMode && !isLoopback(options.host)) {
       throw new ConfigError(`no virtual key is configured: the proxy runs open and may only bind a loopback address, not ${options.host}`);
     }
@@ -79,6 +81,7 @@ export class ProxyServer implements ExchangeHooks {
 
   /** Swaps the whole configuration at once; requests already running keep the one they started with. */
   setConfig(config: RuntimeConfig): void {
+    this.platformKeys = resolvePlatformKeys(config, this.env);
     this.config = config;
   }
 
@@ -180,7 +183,8 @@ export class ProxyServer implements ExchangeHooks {
       const resolved = resolveModel(model, this.options.catalog);
       ex.provider = resolved.provider.id;
       assertSupported(resolved.provider);
-      const target = buildTarget(config, resolved, route.wire, route.suffix, passthroughKey, this.env);
+      const key = this.platformKeys.get(resolved.provider.id) ?? passthroughKey;
+      const target = buildTarget(config, resolved, route.wire, route.suffix, key);
       const outgoing = resolved.upstreamModel === model ? raw : JSON.stringify({ ...envelope.data, model: resolved.upstreamModel });
       const headers = upstreamRequestHeaders(ex.headers.all, target.authHeaders, route.wire === 'anthropic' ? ANTHROPIC_DEFAULTS : OPENAI_DEFAULTS);
       const relay = new RelayHandler(ex, {

@@ -36,3 +36,39 @@ export function mergeUsageFromEvent(event: unknown, into: Usage): void {
   if (isObject(event.message)) mergeUsageObject(event.message.usage, into);
   if (isObject(event.response)) mergeUsageObject(event.response.usage, into);
 }
+
+const USAGE_KEY = Buffer.from('"usage"');
+const OPEN = 0x7b; // {
+const CLOSE = 0x7d; // }
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * Usage of a complete JSON response body, reading only the top-level `usage` object (providers
+ * put it last) instead of parsing the whole body.
+ */
+export function usageFromJsonBytes(body: Buffer): Usage {
+  const none: Usage = { inputTokens: undefined, outputTokens: undefined };
+  const key = body.lastIndexOf(USAGE_KEY);
+  if (key < 0) return none;
+  const start = body.indexOf(OPEN, key + USAGE_KEY.length);
+  if (start < 0) return none;
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < body.length; i++) {
+    const c = body[i];
+    if (inString) {
+      if (c === BACKSLASH) i++;
+      else if (c === QUOTE) inString = false;
+    } else if (c === QUOTE) inString = true;
+    else if (c === OPEN) depth++;
+    else if (c === CLOSE && --depth === 0) {
+      try {
+        return usageFromBody({ usage: JSON.parse(body.toString('utf8', start, i + 1)) });
+      } catch {
+        return none;
+      }
+    }
+  }
+  return none;
+}

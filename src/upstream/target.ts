@@ -1,7 +1,7 @@
 import { SvcError } from '../lib/errors.js';
 import type { RuntimeConfig } from '../config/runtime.js';
 import type { ResolvedModel } from './resolve.js';
-import type { ProviderId } from './providers.js';
+import { PROVIDERS, type ProviderId } from './providers.js';
 
 export type Wire = 'openai' | 'anthropic';
 
@@ -35,15 +35,18 @@ export class WrongWireError extends SvcError {
   }
 }
 
-/** The credential the proxy holds for a provider: the local config first, then the platform env variable. */
-export function platformKey(config: RuntimeConfig, provider: ProviderId, envKeys: readonly string[], env: NodeJS.ProcessEnv): string | undefined {
-  const cred = config.providers[provider] as { apiKey?: string } | undefined;
-  if (cred?.apiKey !== undefined) return cred.apiKey;
-  for (const name of envKeys) {
-    const value = env[name];
-    if (value !== undefined && value.length > 0) return value;
+/**
+ * The credential the proxy holds for each provider: the local config first, then the platform
+ * env variable. Resolved once per configuration, not per request.
+ */
+export function resolvePlatformKeys(config: RuntimeConfig, env: NodeJS.ProcessEnv): ReadonlyMap<ProviderId, string> {
+  const keys = new Map<ProviderId, string>();
+  for (const spec of Object.values(PROVIDERS)) {
+    const cred = config.providers[spec.id] as { apiKey?: string } | undefined;
+    const key = cred?.apiKey ?? spec.envKeys.map((name) => env[name]).find((v) => v !== undefined && v.length > 0);
+    if (key !== undefined) keys.set(spec.id, key);
   }
-  return undefined;
+  return keys;
 }
 
 function stripTrailingSlash(url: string): string {
@@ -60,18 +63,10 @@ function authFor(wire: Wire, provider: ProviderId, key: string | undefined): Arr
 /**
  * Where a request goes and how it authenticates.
  * `suffix` is the route below `/v1` (`/chat/completions`, `/messages`, …).
- * `passthroughKey` is the agent's own provider key, used when the proxy holds none.
+ * `key` is the provider credential to send: the proxy's own, else the agent's.
  */
-export function buildTarget(
-  config: RuntimeConfig,
-  model: ResolvedModel,
-  wire: Wire,
-  suffix: string,
-  passthroughKey: string | undefined,
-  env: NodeJS.ProcessEnv = process.env,
-): UpstreamTarget {
+export function buildTarget(config: RuntimeConfig, model: ResolvedModel, wire: Wire, suffix: string, key: string | undefined): UpstreamTarget {
   const provider = model.provider;
-  const key = platformKey(config, provider.id, provider.envKeys, env) ?? passthroughKey;
   let base: string;
   let path: string;
   if (config.upstreamUrl !== undefined) {
