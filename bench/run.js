@@ -63,10 +63,6 @@ async function main(args) {
  */
 async function runScenario(scenario, options, run) {
   const { name, description } = scenario;
-  if (scenario.available?.() === false) {
-    progress(`${name}: skipped, ${scenario.skipReason}`);
-    return { name, description, status: 'skipped', reason: scenario.skipReason };
-  }
   const shape = shapeOf(scenario, options.overrides);
   /** @type {Load} */
   const load = {

@@ -17,8 +17,8 @@ import { dirname } from 'node:path';
  * @typedef {object} ScenarioResult
  * @property {string} name
  * @property {string} description
- * @property {'ok' | 'skipped' | 'failed'} status
- * @property {string} [reason]  why it was skipped or failed
+ * @property {'ok' | 'failed'} status
+ * @property {string} [reason]  why it failed
  * @property {import('./scenarios.js').Shape} [shape]
  * @property {{ direct: SideFigures, proxy: SideFigures }} [sides]
  * @property {number | null} [ratio]  proxy requests/s ÷ direct requests/s
@@ -155,7 +155,7 @@ function microRow(result) {
 
 /**
  * Text columns: the first two left-aligned, the rest right-aligned. A row with fewer cells
- * than columns (a skipped or failed scenario) lets its last cell run on.
+ * than columns (a failed scenario) lets its last cell run on.
  * @param {string[]} header
  * @param {string[][]} rows
  */

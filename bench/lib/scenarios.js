@@ -20,8 +20,6 @@
  * @property {string} description
  * @property {Shape} shape  the defaults
  * @property {(shape: Shape) => LoadRequest} request
- * @property {() => boolean} [available]  false while something the scenario needs does not exist yet
- * @property {string} [skipReason]  shown when it is not available
  */
 
 /** @typedef {Partial<Shape>} ShapeOverrides */
@@ -125,8 +123,6 @@ export const SCENARIOS = [
     description: 'non-streaming chat, 100 KB prompt, DLP on',
     shape: { connections: 10, promptBytes: 100 * KB, chunks: null },
     request: openaiChat,
-    available: () => false,
-    skipReason: 'needs the DLP policy engine',
   },
 ];
 

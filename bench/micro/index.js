@@ -7,6 +7,9 @@
  * `npm run bench -- micro` runs them all, `npm run bench -- <name>` one of them. Entries
  * import what they measure from dist/ inside `run()`, so the registry loads without a build.
  */
+import { dlpAccuracyBenchmark } from './dlp-accuracy.js';
+import { dlpScanBenchmark } from './dlp-scan.js';
+import { inspectBenchmark } from './inspect.js';
 import { sseFramerBenchmark } from './sse-framer.js';
 import { traceIdBenchmark } from './trace-id.js';
 
@@ -18,4 +21,4 @@ import { traceIdBenchmark } from './trace-id.js';
  */
 
 /** @type {MicroBenchmark[]} */
-export const MICRO_BENCHMARKS = [sseFramerBenchmark, traceIdBenchmark];
+export const MICRO_BENCHMARKS = [sseFramerBenchmark, traceIdBenchmark, inspectBenchmark, dlpScanBenchmark, dlpAccuracyBenchmark];

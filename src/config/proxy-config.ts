@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { workspaceSettingsSchema } from './settings.js';
+import { PII_DETECTOR_IDS, workspaceSettingsSchema } from './settings.js';
 
 /** Provider secret fields are 8–512 characters (seed 001). */
 const secret = z.string().min(8).max(512);
@@ -51,6 +51,8 @@ export const limitsSchema = z.strictObject({
   drainTimeoutMs: z.number().int().min(0).max(600_000).default(10_000),
   /** Keep-alive connections per upstream origin. */
   upstreamConnections: z.number().int().min(1).max(4096).default(256),
+  /** Bodies up to this size are inspected on the main thread, larger ones in the worker pool. */
+  inlineInspectMaxBytes: z.number().int().min(0).max(1024 * 1024 * 1024).default(256 * 1024),
 });
 
 export const proxyConfigFileSchema = z.strictObject({
@@ -60,6 +62,8 @@ export const proxyConfigFileSchema = z.strictObject({
   providers: providerCredentialsSchema.default({}),
   upstreamUrl: httpUrl.optional(),
   settings: workspaceSettingsSchema.default({}),
+  /** This machine's own PII actions; the workspace's settings.piiDetectors is a baseline these may only tighten. */
+  piiDetectors: z.partialRecord(z.enum(PII_DETECTOR_IDS), z.enum(['off', 'redact', 'block'])).optional(),
   limits: limitsSchema.default(limitsSchema.parse({})),
 });
 

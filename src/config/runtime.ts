@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { ConfigError } from '../lib/errors.js';
 import { proxyConfigFileSchema, type Limits, type ProviderCredentials } from './proxy-config.js';
-import type { WorkspaceSettings } from './settings.js';
+import type { PiiDetectorId, WorkspaceSettings } from './settings.js';
 
 export interface VirtualKeyEntry {
   readonly name: string | undefined;
@@ -21,6 +21,8 @@ export interface RuntimeConfig {
   readonly providers: ProviderCredentials;
   readonly upstreamUrl: string | undefined;
   readonly settings: WorkspaceSettings;
+  /** This machine's own PII actions (tighten-only over the workspace's). */
+  readonly piiDetectors: Readonly<Partial<Record<PiiDetectorId, 'off' | 'redact' | 'block'>>> | undefined;
   readonly limits: Limits;
 }
 
@@ -74,6 +76,7 @@ export function buildRuntimeConfig(sources: ConfigSources): RuntimeConfig {
     providers: file.providers,
     upstreamUrl,
     settings: file.settings,
+    piiDetectors: file.piiDetectors,
     limits: file.limits,
   });
 }

@@ -108,6 +108,26 @@ export class ShuttingDownError extends SvcError {
   }
 }
 
+/** The policy engine could not give a verdict; the request fails closed. */
+export class GovernanceUnavailableError extends SvcError {
+  constructor(reason: string, cause?: unknown) {
+    super(`Governance is unavailable (${reason}); the request was not sent.`, {
+      code: 'governance_unavailable',
+      status: 503,
+      type: 'api_error',
+      cause,
+      headers: { 'retry-after': '1' },
+    });
+  }
+}
+
+/** A policy refused the request. */
+export class PolicyBlockedError extends SvcError {
+  constructor(message: string, code: string) {
+    super(message, { code, status: 403, type: 'permission_error' });
+  }
+}
+
 /** Raised by configuration loading; the CLI prints it and exits non-zero. */
 export class ConfigError extends Error {
   readonly code = 'invalid_config';

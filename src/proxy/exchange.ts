@@ -1,6 +1,7 @@
 import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
 import { traceId } from '../lib/ids.js';
 import { SvcError } from '../lib/errors.js';
+import type { Finding } from '../policy/inspect.js';
 import type { Enforcement, TraceRecord } from '../traces/trace.js';
 import type { Usage } from '../traces/usage.js';
 import type { Wire } from '../upstream/target.js';
@@ -65,6 +66,8 @@ export class Exchange {
   costUsd: number | null = null;
   enforcement: Enforcement = 'BYPASS';
   error: string | null = null;
+  findings: Finding[] = [];
+  shadow = false;
 
   constructor(
     readonly res: HttpResponse,
@@ -270,6 +273,8 @@ export class Exchange {
       costUsd: this.costUsd,
       enforcement: this.enforcement,
       error: this.error,
+      findings: this.findings,
+      shadow: this.shadow,
     };
   }
 

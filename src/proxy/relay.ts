@@ -1,8 +1,14 @@
 import type { Dispatcher } from 'undici';
-import { UpstreamError, UpstreamTimeoutError } from '../lib/errors.js';
+import { UpstreamError, UpstreamTimeoutError, type SvcError } from '../lib/errors.js';
 import { costUsd, type CatalogEntry } from '../upstream/catalog.js';
 import { mergeUsageFromEvent, usageFromJsonBytes, type Usage } from '../traces/usage.js';
+import type { InspectionResult } from '../policy/task.js';
+import type { Finding } from '../policy/inspect.js';
+import type { PolicyConfig } from '../policy/policy-config.js';
+import { refusalResponse } from '../policy/refusal.js';
+import { StreamRedactor } from '../policy/stream.js';
 import type { Exchange } from './exchange.js';
+import type { RouteKind } from './routes.js';
 import { dataLinesContaining, SseFramer } from './sse.js';
 
 /** Upstream response headers that must not be relayed (hop-by-hop, or recomputed by uWS). */
@@ -27,6 +33,11 @@ const ERROR_BODY_LIMIT = 64 * 1024;
  * is relayed as it arrives instead.
  */
 const BUFFERED_BODY_LIMIT = 8 * 1024 * 1024;
+/**
+ * A response the policy must inspect is collected whole up to this size; past it the request
+ * fails closed rather than relaying text nobody inspected.
+ */
+const INSPECTED_BODY_LIMIT = 64 * 1024 * 1024;
 
 export interface RelayRequest {
   readonly path: string;
@@ -35,6 +46,11 @@ export interface RelayRequest {
   readonly headersTimeoutMs: number;
   readonly bodyTimeoutMs: number;
   readonly pricing: CatalogEntry | undefined;
+  readonly kind: RouteKind;
+  /** The policy responses must pass, or null when nothing inspects them. */
+  readonly responsePolicy: PolicyConfig | null;
+  /** Runs an inspection (inline or in a worker, as the engine decides). */
+  readonly inspect: (policy: PolicyConfig, parsed: unknown, raw: Buffer) => Promise<InspectionResult>;
 }
 
 class ClientClosedError extends Error {
@@ -94,6 +110,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
   private chunks: Buffer[] = [];
   private size = 0;
   private framer: SseFramer | null = null;
+  private redactor: StreamRedactor | null = null;
   private readonly usage: Usage = { inputTokens: undefined, outputTokens: undefined };
 
   constructor(
@@ -122,6 +139,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     } else if (isEventStream(headers)) {
       this.mode = 'stream';
       this.framer = new SseFramer();
+      if (this.req.responsePolicy !== null) this.redactor = new StreamRedactor(this.req.responsePolicy);
       this.ex.begin(statusCode, this.headers, controller);
     } else {
       this.mode = 'buffer';
@@ -133,13 +151,22 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     switch (this.mode) {
       case 'stream': {
         const events = this.framer!.push(chunk);
-        if (events !== null) this.forward(events);
+        if (events !== null) this.forwardEvents(events);
         return;
       }
       case 'buffer':
         this.chunks.push(chunk);
         this.size += chunk.length;
-        if (this.size > BUFFERED_BODY_LIMIT) this.switchToPassthrough(controller);
+        if (this.req.responsePolicy === null) {
+          if (this.size > BUFFERED_BODY_LIMIT) this.switchToPassthrough(controller);
+        } else if (this.size > INSPECTED_BODY_LIMIT) {
+          controller.abort(new Error('response too large to inspect'));
+          this.ex.fail(
+            new UpstreamError(`The response exceeds ${INSPECTED_BODY_LIMIT} bytes and cannot be inspected; it was not relayed.`, {
+              code: 'response_not_inspectable',
+            }),
+          );
+        }
         return;
       case 'passthrough':
         this.forward(chunk);
@@ -160,7 +187,8 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     switch (this.mode) {
       case 'stream': {
         const rest = this.framer!.flush();
-        if (rest !== null) this.forward(rest);
+        if (rest !== null) this.forwardEvents(rest);
+        this.finishRedaction();
         this.settleUsage();
         this.ex.end();
         return;
@@ -170,7 +198,10 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
         this.chunks = [];
         Object.assign(this.usage, usageFromJsonBytes(body));
         this.settleUsage();
-        this.ex.reply(this.status, this.headers, body);
+        this.inspectResponse(body).then(
+          (relayed) => this.ex.reply(this.status, this.headers, relayed),
+          (err: SvcError) => this.ex.fail(err),
+        );
         return;
       }
       case 'passthrough':
@@ -198,10 +229,45 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
   }
 
   private forward(data: Buffer): void {
-    if (this.mode === 'stream') {
-      for (const event of dataLinesContaining(data, '"usage"')) mergeUsageFromEvent(event, this.usage);
-    }
     this.ex.write(data);
+  }
+
+  /** Complete SSE events: usage read, redaction applied, then relayed. */
+  private forwardEvents(events: Buffer): void {
+    for (const event of dataLinesContaining(events, '"usage"')) mergeUsageFromEvent(event, this.usage);
+    this.forward(this.redactor === null ? events : this.redactor.push(events));
+  }
+
+  private finishRedaction(): void {
+    if (this.redactor === null) return;
+    const rest = this.redactor.finish();
+    if (rest !== null) this.forward(rest);
+    this.recordFindings(this.redactor.findings, this.redactor.blockedBy !== null);
+  }
+
+  /** The body to relay for a complete response: as it came, redacted, or replaced by a refusal. */
+  private async inspectResponse(body: Buffer): Promise<Buffer> {
+    const policy = this.req.responsePolicy;
+    if (policy === null) return body;
+    let parsed: Record<string, unknown>;
+    try {
+      parsed = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+    } catch {
+      return body;
+    }
+    const result = await this.req.inspect(policy, parsed, body);
+    this.ex.shadow = result.shadow;
+    this.recordFindings(result.findings, result.verdict === 'blocked');
+    if (result.verdict === 'blocked') return Buffer.from(JSON.stringify(refusalResponse(this.req.kind, parsed, result.blockedBy!.detector)));
+    return result.body !== null ? Buffer.from(result.body) : body;
+  }
+
+  private recordFindings(findings: readonly Finding[], blocked: boolean): void {
+    if (findings.length === 0) return;
+    this.ex.findings.push(...findings);
+    if (this.req.responsePolicy!.shadow) return;
+    if (blocked) this.ex.enforcement = 'KILL';
+    else if (this.ex.enforcement === 'BYPASS' && findings.some((f) => f.action === 'redact')) this.ex.enforcement = 'ENHANCE';
   }
 
   private switchToPassthrough(controller: Dispatcher.DispatchController): void {

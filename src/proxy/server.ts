@@ -1,6 +1,15 @@
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from '@trufflesuite/uws-js-unofficial';
 import { z } from 'zod';
-import { ConfigError, InvalidRequestError, NotFoundError, PayloadTooLargeError, ShuttingDownError, SvcError, UnsupportedMediaTypeError } from '../lib/errors.js';
+import {
+  ConfigError,
+  InvalidRequestError,
+  NotFoundError,
+  PayloadTooLargeError,
+  PolicyBlockedError,
+  ShuttingDownError,
+  SvcError,
+  UnsupportedMediaTypeError,
+} from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { VERSION } from '../lib/version.js';
 import type { RuntimeConfig } from '../config/runtime.js';
@@ -9,6 +18,9 @@ import { PoolRegistry } from '../upstream/pools.js';
 import { assertSupported, resolveModel } from '../upstream/resolve.js';
 import { buildTarget, resolvePlatformKeys } from '../upstream/target.js';
 import type { TraceSink } from '../traces/sink.js';
+import { PolicyEngine } from '../policy/engine.js';
+import type { Finding } from '../policy/inspect.js';
+import { buildPolicyConfig, type PolicyConfig } from '../policy/policy-config.js';
 import { authenticate } from './auth.js';
 import { Exchange, type ExchangeHooks } from './exchange.js';
 import { upstreamRequestHeaders } from './forward-headers.js';
@@ -28,6 +40,8 @@ export interface ProxyServerOptions {
   /** Redis/Valkey URL of the shared store, when one is configured. */
   valkeyUrl: string | undefined;
   env?: NodeJS.ProcessEnv;
+  /** The policy worker module; tests substitute one that crashes. */
+  policyWorkerUrl?: URL;
 }
 
 /** The envelope every provider route needs; the rest of the body is the provider's business. */
@@ -57,12 +71,21 @@ export class ProxyServer implements ExchangeHooks {
   private readonly startedAt = Date.now();
   private readonly env: NodeJS.ProcessEnv;
   private platformKeys: ReadonlyMap<string, string>;
+  private policy: PolicyConfig;
+  private readonly engine: PolicyEngine;
   port = 0;
 
   constructor(private readonly options: ProxyServerOptions) {
     this.config = options.config;
     this.env = options.env ?? process.env;
     this.platformKeys = resolvePlatformKeys(this.config, this.env);
+    this.engine = new PolicyEngine({
+      threads: options.threads,
+      inlineMaxBytes: this.config.limits.inlineInspectMaxBytes,
+      logger: options.logger,
+      workerUrl: options.policyWorkerUrl,
+    });
+    this.policy = this.policyFor(this.config);
     if (this.config.openMode && !isLoopback(options.host)) {
       throw new ConfigError(`no virtual key is configured: the proxy runs open and may only bind a loopback address, not ${options.host}`);
     }
@@ -82,7 +105,16 @@ export class ProxyServer implements ExchangeHooks {
   /** Swaps the whole configuration at once; requests already running keep the one they started with. */
   setConfig(config: RuntimeConfig): void {
     this.platformKeys = resolvePlatformKeys(config, this.env);
+    this.policy = this.policyFor(config);
     this.config = config;
+  }
+
+  private readonly inspect = (policy: PolicyConfig, parsed: unknown, raw: Buffer) => this.engine.inspect(policy, parsed, raw);
+
+  private policyFor(config: RuntimeConfig): PolicyConfig {
+    const policy = buildPolicyConfig({ version: config.version, settings: config.settings, localPii: config.piiDetectors, env: this.env });
+    this.engine.prepare(policy);
+    return policy;
   }
 
   get currentConfig(): RuntimeConfig {
@@ -126,6 +158,7 @@ export class ProxyServer implements ExchangeHooks {
     // but its typings do not declare it.
     (this.app as TemplatedApp & { close(): void }).close();
     await this.pools.close();
+    await this.engine.close();
     await this.options.sink.close();
   }
 
@@ -155,7 +188,7 @@ export class ProxyServer implements ExchangeHooks {
         res,
         limit,
         () => ex.gone,
-        (body) => this.forward(ex, route, config, caller.passthroughKey, body),
+        (body) => void this.forward(ex, route, config, caller.passthroughKey, body),
         (err) => ex.fail(err),
       );
     } catch (err) {
@@ -163,7 +196,7 @@ export class ProxyServer implements ExchangeHooks {
     }
   }
 
-  private forward(ex: Exchange, route: ProviderRoute, config: RuntimeConfig, passthroughKey: string | undefined, raw: Buffer): void {
+  private async forward(ex: Exchange, route: ProviderRoute, config: RuntimeConfig, passthroughKey: string | undefined, raw: Buffer): Promise<void> {
     try {
       let body: unknown;
       try {
@@ -185,7 +218,23 @@ export class ProxyServer implements ExchangeHooks {
       assertSupported(resolved.provider);
       const key = this.platformKeys.get(resolved.provider.id) ?? passthroughKey;
       const target = buildTarget(config, resolved, route.wire, route.suffix, key);
-      const outgoing = resolved.upstreamModel === model ? raw : JSON.stringify({ ...envelope.data, model: resolved.upstreamModel });
+
+      const policy = this.policy;
+      const inspection = await this.engine.inspect(policy, body, raw);
+      if (ex.gone) return;
+      ex.findings.push(...inspection.findings);
+      ex.shadow = inspection.shadow;
+      if (inspection.verdict === 'blocked') {
+        ex.enforcement = 'KILL';
+        throw policyRefusal(inspection.blockedBy!);
+      }
+      if (inspection.verdict === 'modified') ex.enforcement = 'ENHANCE';
+      let outgoing: Buffer | string = inspection.body ?? raw;
+      if (resolved.upstreamModel !== model) {
+        const final = inspection.body !== null ? (JSON.parse(inspection.body) as object) : envelope.data;
+        outgoing = JSON.stringify({ ...final, model: resolved.upstreamModel });
+      }
+
       const headers = upstreamRequestHeaders(ex.headers.all, target.authHeaders, route.wire === 'anthropic' ? ANTHROPIC_DEFAULTS : OPENAI_DEFAULTS);
       const relay = new RelayHandler(ex, {
         path: target.path,
@@ -194,6 +243,9 @@ export class ProxyServer implements ExchangeHooks {
         headersTimeoutMs: config.limits.upstreamHeadersTimeoutMs,
         bodyTimeoutMs: config.limits.upstreamBodyTimeoutMs,
         pricing: resolved.entry,
+        kind: route.kind,
+        responsePolicy: route.inspectsResponse && Object.keys(policy.pii).length > 0 ? policy : null,
+        inspect: this.inspect,
       });
       this.pools.get(target.origin).dispatch(
         {
@@ -239,7 +291,7 @@ export class ProxyServer implements ExchangeHooks {
       configVersion: this.config.version,
       uptimeSeconds: Math.round((Date.now() - this.startedAt) / 1000),
       inflight: this.inflight.size - 1,
-      workers: { threads: this.options.threads, running: 0 },
+      workers: this.engine.state(),
       store: this.options.valkeyUrl === undefined ? null : { kind: 'redis', state: 'not_connected' },
     });
   }
@@ -249,4 +301,10 @@ export class ProxyServer implements ExchangeHooks {
     const ex = this.open(res, req, req.getUrl(), 'openai');
     ex.fail(new NotFoundError(method, req.getUrl()));
   }
+}
+
+/** A 403 naming the detector and where it fired; never the matched text. */
+function policyRefusal(finding: Finding): PolicyBlockedError {
+  const code = finding.detector.startsWith('pii.') ? 'dlp_blocked' : 'prompt_injection';
+  return new PolicyBlockedError(`Blocked by policy: ${finding.detector} found in ${finding.where}.`, code);
 }

@@ -1,3 +1,5 @@
+import type { Finding } from '../policy/inspect.js';
+
 export type Enforcement = 'BYPASS' | 'ENHANCE' | 'HIJACK' | 'KILL';
 
 /** One record per request, refusals included. */
@@ -23,4 +25,8 @@ export interface TraceRecord {
   enforcement: Enforcement;
   /** The error code of a refusal or failure. */
   error: string | null;
+  /** What the policy engine found in the request and the response (never the matched text). */
+  findings: readonly Finding[];
+  /** ff_shadow_enforcement was on: `findings` say what would have happened; nothing was changed. */
+  shadow: boolean;
 }

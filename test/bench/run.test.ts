@@ -94,15 +94,6 @@ t.test('a one-second chat run measures both sides and the proxy process', async 
   t.same(Object.keys(chat.sides ?? {}), ['direct', 'proxy']);
 });
 
-t.test('a scenario that is not available yet is listed and skipped', async (t) => {
-  const dir = await mkdtemp(join(tmpdir(), 'bench-test-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const run = await bench(t, ['dlp-100k', '--json-only', '--out', join(dir, 'results.json')]);
-  t.equal(run.code, 0, run.stderr);
-  const report = JSON.parse(run.stdout) as Report;
-  t.match(report.scenarios, [{ name: 'dlp-100k', status: 'skipped', reason: 'needs the DLP policy engine' }]);
-});
-
 t.test('unknown names are refused with the list of known ones', async (t) => {
   const run = await bench(t, ['no-such-scenario']);
   t.equal(run.code, 2);

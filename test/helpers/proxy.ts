@@ -21,7 +21,7 @@ export interface RunningProxy {
 /** A proxy in this process on a free port, closed when the test ends. */
 export async function startProxy(
   t: Teardown,
-  opts: { upstreamUrl?: string; file?: unknown; env?: NodeJS.ProcessEnv } = {},
+  opts: { upstreamUrl?: string; file?: unknown; env?: NodeJS.ProcessEnv; policyWorkerUrl?: URL } = {},
 ): Promise<RunningProxy> {
   const sink = new TraceSink({ dir: undefined });
   const server = new ProxyServer({
@@ -34,6 +34,7 @@ export async function startProxy(
     threads: 1,
     valkeyUrl: undefined,
     env: opts.env ?? {},
+    policyWorkerUrl: opts.policyWorkerUrl,
   });
   const port = await server.listen();
   t.teardown(() => server.close(0));

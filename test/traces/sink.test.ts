@@ -21,6 +21,8 @@ const record = (i: number): TraceRecord => ({
   costUsd: 0,
   enforcement: 'BYPASS',
   error: null,
+  findings: [],
+  shadow: false,
 });
 
 t.test('the ring keeps the newest records, oldest first', async (t) => {

@@ -1,0 +1,70 @@
+import { parse } from 'tldts';
+import { AT, isWordByte } from '../bytes.js';
+import type { Candidate, Finding, Validator } from './validator.js';
+
+const CONFIDENCE = 0.95;
+const MAX_LOCAL_LENGTH = 64;
+const MAX_HOST_LENGTH = 253;
+/** RFC 5321: a path holds at most 256 characters, two of them the angle brackets. */
+const MAX_ADDRESS_LENGTH = 254;
+const HOST_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i;
+const TLDTS_OPTIONS = { extractHostname: false, validateHostname: false, allowPrivateDomains: false } as const;
+
+/**
+ * Email addresses whose host ends in an ICANN public suffix: `user@localhost`, `x@y.invalidtld`
+ * and `icon@2x.png` are refused, as are SCP-style `git@github.com:org/repo` remotes and
+ * fediverse handles. The candidate is the `@host` part; the local part is read backwards from
+ * the `@`, so the finding starts before the candidate.
+ */
+export function createEmailValidator(): Validator {
+  const validate = (candidate: Candidate): Finding | undefined => {
+    const { text, bytes, start } = candidate;
+    const localStart = localPartStart(bytes, start);
+    const end = trimmedEnd(text);
+    if (localStart === undefined || start - localStart + end > MAX_ADDRESS_LENGTH || continuesAfter(bytes, start + end)) return undefined;
+    if (!isLocalPart(bytes.toString('latin1', localStart, start)) || !isPublicHost(text.slice(1, end))) return undefined;
+    return { start: localStart - start, end, confidence: CONFIDENCE };
+  };
+  return { maxConfidence: CONFIDENCE, reachesBack: true, validate };
+}
+
+/**
+ * Where the local part before the `@` at `at` starts: the run of local-part characters before
+ * it, if there is one, it is at most 64 characters long and no other `@` precedes it
+ * (`@jane@mastodon.social` is a handle).
+ */
+function localPartStart(bytes: Buffer, at: number): number | undefined {
+  let start = at;
+  while (start > 0 && at - start <= MAX_LOCAL_LENGTH && isLocalByte(bytes[start - 1])) start--;
+  if (start === at || at - start > MAX_LOCAL_LENGTH || bytes[start - 1] === AT) return undefined;
+  return start;
+}
+
+/** The candidate pattern lets the host end in dots and hyphens (`mail me at a@b.com.`); they are not part of it. */
+function trimmedEnd(text: string): number {
+  let end = text.length;
+  while (text[end - 1] === '.' || text[end - 1] === '-') end--;
+  return end;
+}
+
+/** Letters, digits and `._%+-`: the local parts this detector knows (no quoted ones). */
+function isLocalByte(byte: number | undefined): boolean {
+  return isWordByte(byte) || byte === 0x2e || byte === 0x25 || byte === 0x2b || byte === 0x2d;
+}
+
+function isLocalPart(local: string): boolean {
+  return !local.startsWith('.') && !local.endsWith('.') && !local.includes('..');
+}
+
+function isPublicHost(host: string): boolean {
+  if (host.length > MAX_HOST_LENGTH || !host.split('.').every((label) => HOST_LABEL.test(label))) return false;
+  const parsed = parse(host.toLowerCase(), TLDTS_OPTIONS);
+  return parsed.isIcann === true && parsed.domain !== null && parsed.isIp !== true;
+}
+
+/** Glued to what follows: a word character (`a@b.com_x`), another `@`, or an SCP path (`host:org/repo`). */
+function continuesAfter(bytes: Uint8Array, end: number): boolean {
+  const after = bytes[end];
+  if (after === AT || isWordByte(after)) return true;
+  return after === 0x3a && (isWordByte(bytes[end + 1]) || bytes[end + 1] === 0x2f || bytes[end + 1] === 0x7e);
+}

@@ -1,0 +1,73 @@
+import { redact, type DlpMatch } from './dlp/index.js';
+import { enginesFor } from './engines.js';
+import type { PolicyConfig } from './policy-config.js';
+import { describePath, messageIndexOf, setText, walkTexts, type TextKind } from './walk.js';
+
+export type FindingAction = 'redact' | 'block' | 'warn';
+
+/** What a detector found, and where: never the matched text. */
+export interface Finding {
+  readonly detector: string;
+  /** The JSON location, e.g. `messages[3].content`. */
+  readonly where: string;
+  readonly message: number | null;
+  readonly kind: TextKind;
+  readonly action: FindingAction;
+  readonly confidence: number;
+}
+
+export type Verdict = 'pass' | 'modified' | 'blocked';
+
+export interface Inspection {
+  /** In shadow mode always `pass`: the findings say what would have happened. */
+  readonly verdict: Verdict;
+  readonly findings: readonly Finding[];
+  /** The first blocking finding, when the verdict is `blocked` (or would have been, in shadow mode). */
+  readonly blockedBy: Finding | null;
+  readonly shadow: boolean;
+}
+
+/** Kinds of text prompt-injection patterns apply to: what tools hand back, and how tools describe themselves. */
+const INJECTION_KINDS: ReadonlySet<TextKind> = new Set(['tool_result', 'tool_description']);
+
+/**
+ * Inspects a parsed request or response body in place: DLP over every text leaf (redacting
+ * where the policy says so), prompt-injection patterns over tool results and descriptions.
+ * Pure apart from the redaction it writes into `body`; in shadow mode `body` is left untouched.
+ */
+export function inspectBody(policy: PolicyConfig, body: unknown): Inspection {
+  const engines = enginesFor(policy);
+  const findings: Finding[] = [];
+  let blockedBy: Finding | null = null;
+  let modified = false;
+  walkTexts(body, (leaf) => {
+    const where = describePath(leaf.path);
+    const message = messageIndexOf(leaf.path);
+    if (engines.dlp !== null) {
+      const matches = engines.dlp.scan(leaf.text);
+      const toRedact: DlpMatch[] = [];
+      for (const m of matches) {
+        const action = policy.pii[m.detector]!;
+        const finding: Finding = { detector: m.detector, where, message, kind: leaf.kind, action, confidence: m.confidence };
+        findings.push(finding);
+        if (action === 'block') blockedBy ??= finding;
+        else toRedact.push(m);
+      }
+      if (toRedact.length > 0 && !policy.shadow) {
+        setText(body, leaf.path, redact(leaf.text, toRedact));
+        modified = true;
+      }
+    }
+    if (INJECTION_KINDS.has(leaf.kind)) {
+      const hit = engines.injection.scan(leaf.text);
+      if (hit !== null) {
+        const action: FindingAction = policy.injection.action === 'block' ? 'block' : 'warn';
+        const finding: Finding = { detector: hit.id, where, message, kind: leaf.kind, action, confidence: 0.9 };
+        findings.push(finding);
+        if (action === 'block') blockedBy ??= finding;
+      }
+    }
+  });
+  const verdict: Verdict = policy.shadow ? 'pass' : blockedBy !== null ? 'blocked' : modified ? 'modified' : 'pass';
+  return { verdict, findings, blockedBy, shadow: policy.shadow };
+}

@@ -1,0 +1,68 @@
+import { PII_DETECTOR_IDS, type PiiDetectorId, type WorkspaceSettings } from '../config/settings.js';
+
+export type DetectorAction = 'off' | 'redact' | 'block';
+export type InjectionAction = 'warn' | 'block';
+
+/**
+ * Everything the inspection functions need, as plain data: it crosses into worker threads with
+ * each task, and `version` tells a worker when to rebuild what it compiled from it.
+ */
+export interface PolicyConfig {
+  readonly version: string;
+  /** Action per PII detector; detectors that are off are left out. */
+  readonly pii: Readonly<Partial<Record<PiiDetectorId, Exclude<DetectorAction, 'off'>>>>;
+  readonly injection: { readonly action: InjectionAction; readonly extraPatterns: readonly string[] };
+  /** ff_shadow_enforcement: evaluate everything, record what would have happened, change nothing. */
+  readonly shadow: boolean;
+}
+
+/** The machine's own default when neither the workspace nor the local config names a detector. */
+export const DEFAULT_PII_ACTIONS: Readonly<Record<PiiDetectorId, DetectorAction>> = {
+  'pii.card': 'redact',
+  'pii.iban': 'redact',
+  'pii.ssn': 'redact',
+  'pii.email': 'off',
+  'pii.phone': 'off',
+};
+
+const STRICTNESS: Record<DetectorAction, number> = { off: 0, redact: 1, block: 2 };
+
+/**
+ * Effective action per detector. The workspace value is a baseline the machine's own config may
+ * only tighten (seed 001): the stricter of the two wins; a detector the workspace leaves out
+ * keeps the machine's setting.
+ */
+export function effectivePiiActions(
+  workspace: WorkspaceSettings['piiDetectors'],
+  local: Partial<Record<PiiDetectorId, DetectorAction>> | undefined,
+): Record<PiiDetectorId, DetectorAction> {
+  const out = {} as Record<PiiDetectorId, DetectorAction>;
+  for (const id of PII_DETECTOR_IDS) {
+    const machine = local?.[id] ?? DEFAULT_PII_ACTIONS[id];
+    const baseline = workspace?.[id];
+    out[id] = baseline !== undefined && STRICTNESS[baseline] > STRICTNESS[machine] ? baseline : machine;
+  }
+  return out;
+}
+
+export function buildPolicyConfig(input: {
+  version: string;
+  settings: WorkspaceSettings;
+  localPii: Partial<Record<PiiDetectorId, DetectorAction>> | undefined;
+  env: NodeJS.ProcessEnv;
+}): PolicyConfig {
+  const actions = effectivePiiActions(input.settings.piiDetectors, input.localPii);
+  const pii: Partial<Record<PiiDetectorId, 'redact' | 'block'>> = {};
+  for (const id of PII_DETECTOR_IDS) {
+    const action = actions[id];
+    if (action !== 'off') pii[id] = action;
+  }
+  const envAction = input.env.SVC_MCP_INJECTION_ACTION;
+  const injectionAction: InjectionAction = input.settings.mcpInjectionAction ?? (envAction === 'block' ? 'block' : 'warn');
+  return Object.freeze({
+    version: input.version,
+    pii,
+    injection: { action: injectionAction, extraPatterns: input.settings.mcpInjectionPatterns ?? [] },
+    shadow: input.settings.featureFlags?.ff_shadow_enforcement === true,
+  });
+}

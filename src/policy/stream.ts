@@ -1,0 +1,322 @@
+import { redact, type DlpMatch, type DlpScanner } from './dlp/index.js';
+import { enginesFor } from './engines.js';
+import { inspectBody, type Finding } from './inspect.js';
+import type { PolicyConfig } from './policy-config.js';
+import { setText, walkTexts } from './walk.js';
+
+type Json = Record<string, unknown>;
+
+const DIGIT_OR_AT = /[0-9@]/;
+/** The text after the last whitespace. */
+const TRAILING_TOKEN = /\S*$/;
+const EMAIL_LOCAL_PART = /^[A-Za-z0-9._%+-]+$/;
+/** An IBAN starts with two capital letters (its country). */
+const IBAN_COUNTRY_START = /(^|[^A-Za-z])[A-Z]{1,2}$/;
+/** A phone number may start with '+' or '('. */
+const PHONE_START = /[+(]$/;
+/** The SSN and phone keywords of rules/dlp.json, followed by no digit yet. */
+const TRAILING_KEYWORD = /(?:^|[^A-Za-z])(?:ssn|ss#|social[ _-]?security|telephone|phone|tel|mobile|cell|fax|whatsapp|sms)[^0-9]{0,16}$/i;
+/** The longest keyword plus the 16 characters a validator allows before the digits. */
+const KEYWORD_WINDOW = 64;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** One streamed text: a choice's content, a tool call's arguments, an Anthropic content block… */
+interface Channel {
+  held: string;
+  /** The last event that carried text for this channel, cloned to carry the held text at the end. */
+  template: ParsedEvent;
+  /** Where in an event of this shape the text lives. */
+  access: TextAccess;
+}
+
+interface TextAccess {
+  get(data: Json): string | undefined;
+  set(data: Json, text: string): void;
+}
+
+interface ParsedEvent {
+  /** The `event:` field, if any. */
+  name: string | null;
+  data: Json;
+}
+
+/** A text delta inside one event, found by shape. */
+interface Delta {
+  channel: string;
+  access: TextAccess;
+}
+
+const path = (...keys: Array<string | number>): TextAccess => ({
+  get(data) {
+    let node: unknown = data;
+    for (const k of keys) node = isObject(node) || Array.isArray(node) ? (node as Record<string | number, unknown>)[k] : undefined;
+    return typeof node === 'string' ? node : undefined;
+  },
+  set(data, text) {
+    let node = data as Record<string | number, unknown>;
+    for (const k of keys.slice(0, -1)) node = node[k] as Record<string | number, unknown>;
+    node[keys.at(-1)!] = text;
+  },
+});
+
+/** The text deltas an event carries, per provider shape. */
+function deltasOf(data: Json): Delta[] {
+  // Anthropic: content_block_delta with text_delta or input_json_delta.
+  if (data.type === 'content_block_delta' && isObject(data.delta)) {
+    const key = data.delta.type === 'input_json_delta' ? 'partial_json' : 'text';
+    return [{ channel: `block.${String(data.index)}`, access: path('delta', key) }];
+  }
+  // Responses API.
+  if (data.type === 'response.output_text.delta' || data.type === 'response.function_call_arguments.delta') {
+    return [{ channel: `item.${String(data.output_index)}.${String(data.content_index ?? 'args')}`, access: path('delta') }];
+  }
+  // OpenAI chat and legacy completions.
+  if (Array.isArray(data.choices)) {
+    const out: Delta[] = [];
+    data.choices.forEach((choice: unknown, i: number) => {
+      if (!isObject(choice)) return;
+      const n = typeof choice.index === 'number' ? choice.index : i;
+      if (typeof choice.text === 'string') out.push({ channel: `choice.${n}`, access: path('choices', i, 'text') });
+      const delta = choice.delta;
+      if (!isObject(delta)) return;
+      if (typeof delta.content === 'string') out.push({ channel: `choice.${n}`, access: path('choices', i, 'delta', 'content') });
+      if (Array.isArray(delta.tool_calls)) {
+        delta.tool_calls.forEach((call: unknown, j: number) => {
+          if (isObject(call) && isObject(call.function) && typeof call.function.arguments === 'string') {
+            out.push({ channel: `choice.${n}.tool.${String(call.index ?? j)}`, access: path('choices', i, 'delta', 'tool_calls', j, 'function', 'arguments') });
+          }
+        });
+      }
+    });
+    return out;
+  }
+  return [];
+}
+
+/** Channels an event closes: their held text must go out before it. */
+function closedBy(data: Json, open: Iterable<string>): string[] {
+  const all = [...open];
+  if (data.type === 'content_block_stop') return all.filter((c) => c === `block.${String(data.index)}`);
+  if (data.type === 'message_stop' || data.type === 'message_delta' || data.type === 'response.completed') return all;
+  if (typeof data.type === 'string' && data.type.endsWith('.done') && typeof data.output_index === 'number') {
+    return all.filter((c) => c.startsWith(`item.${data.output_index}.`));
+  }
+  if (Array.isArray(data.choices)) {
+    const finished = data.choices.filter((c): c is Json => isObject(c) && c.finish_reason != null).map((c) => `choice.${String(c.index ?? 0)}`);
+    return all.filter((c) => finished.some((f) => c === f || c.startsWith(f + '.')));
+  }
+  return [];
+}
+
+/** Events that repeat whole texts already streamed as deltas (Responses API summaries). */
+function carriesFullText(data: Json): boolean {
+  return typeof data.type === 'string' && (data.type.endsWith('.done') || data.type === 'response.completed');
+}
+
+/**
+ * Turns a cloned delta event into a bare continuation: no text of any channel, no usage, and in
+ * OpenAI chunks none of the fields that start a message or a tool call, so a client that
+ * accumulates deltas neither repeats a tool call's name nor counts usage twice.
+ */
+function asContinuation(data: Json): void {
+  for (const d of deltasOf(data)) d.access.set(data, '');
+  delete data.usage;
+  if (!Array.isArray(data.choices)) return;
+  for (const choice of data.choices) {
+    if (!isObject(choice) || !isObject(choice.delta)) continue;
+    choice.finish_reason = null;
+    delete choice.delta.role;
+    if (!Array.isArray(choice.delta.tool_calls)) continue;
+    for (const call of choice.delta.tool_calls) {
+      if (!isObject(call)) continue;
+      delete call.id;
+      delete call.type;
+      if (isObject(call.function)) delete call.function.name;
+    }
+  }
+}
+
+function parseEvent(raw: string): ParsedEvent | null {
+  let name: string | null = null;
+  let data = '';
+  for (const line of raw.split('\n')) {
+    if (line.startsWith('event:')) name = line.slice(6).trim();
+    else if (line.startsWith('data:')) data += line.slice(5).trimStart();
+  }
+  if (data === '' || data === '[DONE]') return null;
+  try {
+    const parsed: unknown = JSON.parse(data);
+    return isObject(parsed) ? { name, data: parsed } : null;
+  } catch {
+    return null;
+  }
+}
+
+function serialise(event: ParsedEvent): string {
+  return (event.name !== null ? `event: ${event.name}\n` : '') + `data: ${JSON.stringify(event.data)}\n\n`;
+}
+
+/**
+ * Redacts a live SSE stream with a bounded hold-back: per channel, only the last
+ * `maxMatchLength` characters (the longest text any enabled detector can match) are held, so a
+ * value split across deltas and frames is still caught whole, and the response is never
+ * buffered. Held text goes out, redacted, just before the event that closes its channel.
+ * A blocking detector replaces the rest of the response with a notice the agent can read.
+ */
+export class StreamRedactor {
+  readonly findings: Finding[] = [];
+  blockedBy: Finding | null = null;
+  private readonly channels = new Map<string, Channel>();
+  private readonly dlp: DlpScanner;
+  private readonly hold: number;
+  /** SSN or phone detection is on: both accept bare digits right after a keyword. */
+  private readonly keywordAnchored: boolean;
+
+  constructor(private readonly policy: PolicyConfig) {
+    const engines = enginesFor(policy);
+    if (engines.dlp === null) throw new Error('StreamRedactor needs at least one PII detector on');
+    this.dlp = engines.dlp;
+    this.hold = engines.dlp.maxMatchLength;
+    this.keywordAnchored = policy.pii['pii.ssn'] !== undefined || policy.pii['pii.phone'] !== undefined;
+  }
+
+  /** Whether the policy asks anything of a response stream. */
+  static needed(policy: PolicyConfig): boolean {
+    return Object.keys(policy.pii).length > 0;
+  }
+
+  /** Rewrites a run of complete SSE events. */
+  push(events: Buffer): Buffer {
+    const text = events.toString('utf8');
+    let out = '';
+    let changed = false;
+    for (const raw of text.split(/\n\n|\r\n\r\n/)) {
+      if (raw.trim() === '') continue;
+      const event = parseEvent(raw.replace(/\r\n/g, '\n'));
+      if (event === null) {
+        out += raw + '\n\n';
+        continue;
+      }
+      const rewritten = this.rewrite(event);
+      if (rewritten === null) out += raw + '\n\n';
+      else {
+        out += rewritten;
+        changed = true;
+      }
+    }
+    return changed ? Buffer.from(out) : events;
+  }
+
+  /** Returns the new text of the event (with any flushed channels before it), or null when unchanged. */
+  private rewrite(event: ParsedEvent): string | null {
+    let prefix = '';
+    for (const name of closedBy(event.data, this.channels.keys())) prefix += this.flush(name);
+    const deltas = deltasOf(event.data);
+    let changed = prefix !== '';
+    for (const d of deltas) {
+      const incoming = d.access.get(event.data)!;
+      const released = this.admit(d.channel, d.access, event, incoming);
+      if (released !== incoming) {
+        d.access.set(event.data, released);
+        changed = true;
+      }
+    }
+    if (carriesFullText(event.data) && this.redactFullText(event.data)) changed = true;
+    return changed ? prefix + serialise(event) : null;
+  }
+
+  /** Takes a delta into its channel and returns what may be released now. */
+  private admit(name: string, access: TextAccess, event: ParsedEvent, incoming: string): string {
+    let channel = this.channels.get(name);
+    if (channel === undefined) {
+      channel = { held: '', template: event, access };
+      this.channels.set(name, channel);
+    }
+    // Only referenced: the event is cloned if and when a flush needs it as a template.
+    channel.template = event;
+    if (this.blockedBy !== null) return '';
+    const buffer = channel.held + incoming;
+    let cut = this.releasable(buffer);
+    if (channel.held === '' && cut === buffer.length && !DIGIT_OR_AT.test(buffer)) return incoming;
+    const matches = cut === 0 ? [] : this.dlp.scan(buffer);
+    // A match crossing the cut is held whole, with the context its validator reads before it
+    // (an 'SSN:' or 'phone' keyword before bare digits), so it is found again on the next pass.
+    for (const m of matches) if (m.start < cut && m.end > cut) cut = Math.max(0, Math.min(m.start, m.end - this.hold));
+    channel.held = buffer.slice(cut);
+    return this.release(buffer.slice(0, cut), matches.filter((m) => m.end <= cut));
+  }
+
+  /**
+   * How much of `buffer` can go out now. Every detector's match holds a digit, save an email,
+   * which holds an '@': when the last `hold` characters have neither, no match can be in
+   * progress there except one just beginning, so only a trailing token that could begin one
+   * is kept back, and ordinary prose streams through untouched.
+   */
+  private releasable(buffer: string): number {
+    const windowStart = Math.max(0, buffer.length - this.hold);
+    if (DIGIT_OR_AT.test(windowStart === 0 ? buffer : buffer.slice(windowStart))) return windowStart;
+    if (this.keywordAnchored) {
+      // Bare digits count as an SSN or phone only right after a keyword: hold a trailing keyword
+      // whose digits have not arrived yet.
+      const keyword = TRAILING_KEYWORD.exec(buffer.slice(-KEYWORD_WINDOW));
+      if (keyword !== null) return buffer.length - (Math.min(buffer.length, KEYWORD_WINDOW) - keyword.index);
+    }
+    const token = TRAILING_TOKEN.exec(buffer)![0];
+    return token.length > 0 && this.mayBeginMatch(token) ? buffer.length - token.length : buffer.length;
+  }
+
+  private mayBeginMatch(token: string): boolean {
+    const pii = this.policy.pii;
+    return (
+      (pii['pii.email'] !== undefined && EMAIL_LOCAL_PART.test(token)) ||
+      (pii['pii.iban'] !== undefined && IBAN_COUNTRY_START.test(token)) ||
+      (pii['pii.phone'] !== undefined && PHONE_START.test(token))
+    );
+  }
+
+  /** Applies the policy to text leaving the proxy. */
+  private release(text: string, matches: readonly DlpMatch[]): string {
+    const toRedact: DlpMatch[] = [];
+    for (const m of matches) {
+      const action = this.policy.pii[m.detector]!;
+      const finding: Finding = { detector: m.detector, where: 'stream', message: null, kind: 'message', action, confidence: m.confidence };
+      this.findings.push(finding);
+      if (action === 'block' && this.blockedBy === null) this.blockedBy = finding;
+      else if (action === 'redact') toRedact.push(m);
+    }
+    if (this.policy.shadow) return text;
+    if (this.blockedBy !== null) return `[svc: the rest of this response was withheld: it contained ${this.blockedBy.detector}]`;
+    return toRedact.length > 0 ? redact(text, toRedact) : text;
+  }
+
+  /**
+   * A summary event repeating whole texts: redacted like a complete body, or emptied once the
+   * response was blocked. Its findings were already counted on the deltas.
+   */
+  private redactFullText(data: Json): boolean {
+    if (this.policy.shadow) return false;
+    const verdict = inspectBody(this.policy, data).verdict;
+    if (this.blockedBy === null && verdict !== 'blocked') return verdict === 'modified';
+    walkTexts(data, (leaf) => setText(data, leaf.path, ''));
+    return true;
+  }
+
+  /** The held text of a channel as one more delta event, or '' when nothing is held. */
+  private flush(name: string): string {
+    const channel = this.channels.get(name);
+    this.channels.delete(name);
+    if (channel === undefined || channel.held === '' || this.blockedBy !== null) return '';
+    const text = this.release(channel.held, this.dlp.scan(channel.held));
+    const event = { name: channel.template.name, data: structuredClone(channel.template.data) };
+    asContinuation(event.data);
+    channel.access.set(event.data, text);
+    return serialise(event);
+  }
+
+  /** Whatever is still held when the upstream ends without closing its channels. */
+  finish(): Buffer | null {
+    let out = '';
+    for (const name of [...this.channels.keys()]) out += this.flush(name);
+    return out === '' ? null : Buffer.from(out);
+  }
+}

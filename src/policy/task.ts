@@ -1,0 +1,24 @@
+import { inspectBody, type Inspection } from './inspect.js';
+import type { PolicyConfig } from './policy-config.js';
+
+/** One unit of inspection work for a worker. */
+export interface InspectionTask {
+  readonly policy: PolicyConfig;
+  /** The body's JSON text, exactly as it would be sent on. */
+  readonly body: string;
+}
+
+export interface InspectionResult extends Inspection {
+  /** The body to send on when the verdict is `modified`. */
+  readonly body: string | null;
+}
+
+/** Inspects an already-parsed body (rewriting it in place when redacting). */
+export function inspectParsed(policy: PolicyConfig, parsed: unknown): InspectionResult {
+  const inspection = inspectBody(policy, parsed);
+  return { ...inspection, body: inspection.verdict === 'modified' ? JSON.stringify(parsed) : null };
+}
+
+export function runInspection(task: InspectionTask): InspectionResult {
+  return inspectParsed(task.policy, JSON.parse(task.body));
+}

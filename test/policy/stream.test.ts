@@ -1,0 +1,93 @@
+import t from 'tap';
+import { buildPolicyConfig } from '../../src/policy/policy-config.js';
+import { StreamRedactor } from '../../src/policy/stream.js';
+import type { WorkspaceSettings } from '../../src/config/settings.js';
+
+const CARD = '4539 1488 0343 6467';
+const policy = (settings: WorkspaceSettings = {}) => buildPolicyConfig({ version: 'v' + Math.random(), settings, localPii: undefined, env: {} });
+
+const chunk = (content: string, extra: Record<string, unknown> = {}) =>
+  `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content }, finish_reason: null }], ...extra })}\n\n`;
+const finish = `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\ndata: [DONE]\n\n`;
+
+/** Runs frames through a redactor and returns the text the client would assemble. */
+function run(redactor: StreamRedactor, frames: string[]): { text: string; raw: string } {
+  let raw = '';
+  for (const f of frames) raw += redactor.push(Buffer.from(f)).toString();
+  raw += redactor.finish()?.toString() ?? '';
+  let text = '';
+  for (const line of raw.split('\n')) {
+    if (!line.startsWith('data: ') || line === 'data: [DONE]') continue;
+    const event = JSON.parse(line.slice(6)) as { choices?: Array<{ delta?: { content?: string } }>; type?: string; delta?: { text?: string; partial_json?: string } };
+    text += event.choices?.[0]?.delta?.content ?? event.delta?.text ?? event.delta?.partial_json ?? '';
+  }
+  return { text, raw };
+}
+
+t.test('a card number split across three SSE frames is redacted in the stream', async (t) => {
+  const redactor = new StreamRedactor(policy());
+  const { text, raw } = run(redactor, [chunk('Your card is 4539 14'), chunk('88 0343 '), chunk('6467, keep it safe.') + finish]);
+  t.equal(text, 'Your card is [REDACTED:pii.card], keep it safe.');
+  t.notMatch(raw, /4539|6467/, 'no digit of it reached the client');
+  t.match(raw, /data: \[DONE\]\n\n$/, 'the stream still ends properly');
+  t.match(redactor.findings, [{ detector: 'pii.card', action: 'redact' }]);
+});
+
+t.test('only the longest possible match is held back, and only when one may be in progress', async (t) => {
+  const redactor = new StreamRedactor(policy());
+  const withDigits = 'x'.repeat(4990) + ' build 4.12';
+  const out = redactor.push(Buffer.from(chunk(withDigits))).toString();
+  const released = (JSON.parse(out.slice(6)) as { choices: Array<{ delta: { content: string } }> }).choices[0]!.delta.content;
+  t.ok(released.length >= withDigits.length - 300, `released ${released.length} of ${withDigits.length} characters at once`);
+  t.ok(released.length < withDigits.length, 'the end, which holds digits, waits for what follows');
+
+  const prose = Buffer.from(chunk('Plain prose with no numbers at all streams straight through') + chunk(' and so does this.'));
+  t.equal(new StreamRedactor(policy()).push(prose), prose, 'the very same bytes: nothing held, nothing re-encoded');
+
+  const iban = new StreamRedactor(policy());
+  const { text } = run(iban, [chunk('My IBAN is GB'), chunk('82 WEST 1234 5698 7654 32 thanks'), finish]);
+  t.equal(text, 'My IBAN is [REDACTED:pii.iban] thanks', 'a country code at the end of a delta is held for what follows');
+});
+
+t.test('a keyword in one delta and bare digits in the next are redacted together', async (t) => {
+  const redactor = new StreamRedactor(policy());
+  const { text, raw } = run(redactor, [chunk('Sure. The SSN: '), chunk('536221234'), chunk(' is on file.'), finish]);
+  t.equal(text, 'Sure. The SSN: [REDACTED:pii.ssn] is on file.');
+  t.notMatch(raw, /536221234/);
+  const straddling = new StreamRedactor(policy());
+  const long = run(straddling, [chunk(`${'z'.repeat(300)} ssn 536`), chunk('221234 ok'), finish]);
+  t.notMatch(long.raw, /536221234|221234/, 'held with its keyword when the digits cross the cut');
+});
+
+t.test('Anthropic text_delta and input_json_delta are redacted per content block', async (t) => {
+  const ev = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+  const redactor = new StreamRedactor(policy());
+  const { text, raw } = run(redactor, [
+    ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
+    ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: `card ${CARD.slice(0, 7)}` } }),
+    ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: `${CARD.slice(7)} end` } }),
+    ev('content_block_stop', { index: 0 }),
+    ev('content_block_start', { index: 1, content_block: { type: 'tool_use', id: 'toolu_1', name: 'pay', input: {} } }),
+    ev('content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: '{"card": "4539 1488' } }),
+    ev('content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: ' 0343 6467"}' } }),
+    ev('content_block_stop', { index: 1 }),
+    ev('message_stop', {}),
+  ]);
+  t.equal(text, 'card [REDACTED:pii.card] end{"card": "[REDACTED:pii.card]"}');
+  t.notMatch(raw, /6467/);
+  t.ok(raw.indexOf('"index":0') < raw.indexOf('content_block_stop'), 'held text of a block goes out before its stop');
+});
+
+t.test('block: the rest of the response is replaced by a notice the agent can read', async (t) => {
+  const redactor = new StreamRedactor(policy({ piiDetectors: { 'pii.card': 'block' } }));
+  const { text } = run(redactor, [chunk(`Here: ${CARD} and then more text that keeps going for a while ${'y'.repeat(400)}`), chunk('more'), finish]);
+  t.match(text, /^\[svc: the rest of this response was withheld: it contained pii\.card\]$/);
+  t.ok(redactor.blockedBy);
+});
+
+t.test('shadow: findings only, the stream is untouched', async (t) => {
+  const redactor = new StreamRedactor(policy({ featureFlags: { ff_shadow_enforcement: true } }));
+  const { text } = run(redactor, [chunk(`Your card is ${CARD}.`), finish]);
+  t.equal(text, `Your card is ${CARD}.`);
+  t.equal(redactor.findings.length, 1);
+});

@@ -1,0 +1,69 @@
+import t from 'tap';
+import { describePath, messageIndexOf, setText, walkTexts, type TextLeaf } from '../../src/policy/walk.js';
+
+const leaves = (body: unknown): TextLeaf[] => {
+  const out: TextLeaf[] = [];
+  walkTexts(body, (l) => out.push(l));
+  return out;
+};
+
+t.test('OpenAI chat: every role, tool-call arguments, tool results and tool descriptions', async (t) => {
+  const body = {
+    model: 'gpt-4o',
+    messages: [
+      { role: 'system', content: 'be terse' },
+      { role: 'user', content: [{ type: 'text', text: 'hello' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read', arguments: '{"path":"a"}' } }] },
+      { role: 'tool', tool_call_id: 'call_1', content: 'file text' },
+    ],
+    tools: [{ type: 'function', function: { name: 'read', description: 'Reads a file', parameters: { type: 'object' } } }],
+  };
+  const got = leaves(body).map((l) => [describePath(l.path), l.kind, l.text]);
+  t.same(got, [
+    ['messages[0].content', 'system', 'be terse'],
+    ['messages[1].content[0].text', 'message', 'hello'],
+    ['messages[2].tool_calls[0].function.arguments', 'tool_arguments', '{"path":"a"}'],
+    ['messages[3].content', 'tool_result', 'file text'],
+    ['tools[0].function.description', 'tool_description', 'Reads a file'],
+  ]);
+});
+
+t.test('Anthropic: system, text blocks, tool_use input values, tool_result blocks', async (t) => {
+  const body = {
+    model: 'claude-sonnet-4',
+    system: [{ type: 'text', text: 'sys' }],
+    messages: [
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'bash', input: { command: 'ls -la' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'text', text: 'out' }] }] },
+    ],
+    tools: [{ name: 'bash', description: 'Runs a command', input_schema: { type: 'object' } }],
+  };
+  t.same(
+    leaves(body).map((l) => [describePath(l.path), l.kind]),
+    [
+      ['system[0].text', 'system'],
+      ['messages[0].content[0].input.command', 'tool_arguments'],
+      ['messages[1].content[0].content[0].text', 'tool_result'],
+      ['tools[0].description', 'tool_description'],
+    ],
+  );
+});
+
+t.test('Responses API: instructions, input items and function_call_output', async (t) => {
+  const body = {
+    instructions: 'be kind',
+    input: [
+      { role: 'user', content: [{ type: 'input_text', text: 'q' }] },
+      { type: 'function_call_output', call_id: 'c', output: 'result' },
+    ],
+  };
+  const got = leaves(body);
+  t.same(got.map((l) => l.kind), ['system', 'message', 'tool_result']);
+  t.equal(messageIndexOf(got[2]!.path), 1);
+});
+
+t.test('setText rewrites exactly the leaf', async (t) => {
+  const body = { messages: [{ role: 'user', content: [{ type: 'text', text: 'a' }] }] };
+  setText(body, ['messages', 0, 'content', 0, 'text'], 'b');
+  t.same(body, { messages: [{ role: 'user', content: [{ type: 'text', text: 'b' }] }] });
+});
