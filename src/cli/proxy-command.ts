@@ -8,6 +8,7 @@ import { svcHome } from '../lib/paths.js';
 import { ProxyServer } from '../proxy/server.js';
 import { TraceSink } from '../traces/sink.js';
 import { ModelCatalog } from '../upstream/catalog.js';
+import { createStore } from '../state/index.js';
 
 const optionsSchema = z.object({
   port: z.coerce.number().int().min(0).max(65535),
@@ -49,6 +50,7 @@ export async function runProxy(flags: Partial<Record<keyof ProxyCommandOptions, 
     extraKeys: env.SVC_VIRTUAL_KEYS ? env.SVC_VIRTUAL_KEYS.split(',').map((k) => k.trim()).filter(Boolean) : [],
   });
   const sink = new TraceSink({ dir: join(svcHome(env), 'traces'), logger });
+  const store = createStore({ valkeyUrl: options.valkeyUrl, logger });
   const server = new ProxyServer({
     host: options.host,
     port: options.port,
@@ -57,7 +59,7 @@ export async function runProxy(flags: Partial<Record<keyof ProxyCommandOptions, 
     sink,
     logger,
     threads: options.threads,
-    valkeyUrl: options.valkeyUrl,
+    store,
   });
   const port = await server.listen();
   if (config.openMode) {

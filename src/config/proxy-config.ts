@@ -65,6 +65,10 @@ export const proxyConfigFileSchema = z.strictObject({
   /** This machine's own PII actions; the workspace's settings.piiDetectors is a baseline these may only tighten. */
   piiDetectors: z.partialRecord(z.enum(PII_DETECTOR_IDS), z.enum(['off', 'redact', 'block'])).optional(),
   limits: limitsSchema.default(limitsSchema.parse({})),
+  /** Spend caps in USD (what PUT /budget sets on the control plane); no daily cap means $100 a day. */
+  budget: z
+    .strictObject({ dailyUsd: z.number().min(0).max(1e9).nullable().optional(), monthlyUsd: z.number().min(0).max(1e9).nullable().optional() })
+    .default({}),
 });
 
 export type ProxyConfigFile = z.infer<typeof proxyConfigFileSchema>;

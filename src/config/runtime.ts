@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { ConfigError } from '../lib/errors.js';
 import { proxyConfigFileSchema, type Limits, type ProviderCredentials } from './proxy-config.js';
 import type { PiiDetectorId, WorkspaceSettings } from './settings.js';
+import { dailyCapUsd } from '../state/budget.js';
 
 export interface VirtualKeyEntry {
   readonly name: string | undefined;
@@ -24,6 +25,8 @@ export interface RuntimeConfig {
   /** This machine's own PII actions (tighten-only over the workspace's). */
   readonly piiDetectors: Readonly<Partial<Record<PiiDetectorId, 'off' | 'redact' | 'block'>>> | undefined;
   readonly limits: Limits;
+  /** Spend caps: the saved daily cap or $100, and the monthly cap if one is saved. */
+  readonly caps: { readonly dailyUsd: number; readonly monthlyUsd: number | null };
 }
 
 export function hashKey(key: string): string {
@@ -78,6 +81,7 @@ export function buildRuntimeConfig(sources: ConfigSources): RuntimeConfig {
     settings: file.settings,
     piiDetectors: file.piiDetectors,
     limits: file.limits,
+    caps: { dailyUsd: dailyCapUsd(file.budget.dailyUsd), monthlyUsd: file.budget.monthlyUsd ?? null },
   });
 }
 

@@ -68,6 +68,12 @@ export class Exchange {
   error: string | null = null;
   findings: Finding[] = [];
   shadow = false;
+  usageEstimated = false;
+  warnings: string[] = [];
+  /** Headers every response of this exchange carries (the budget ones). */
+  extraHeaders: ReadonlyArray<readonly [string, string]> = [];
+  /** Budget was reserved for this request and must be settled when it ends. */
+  metered = false;
 
   constructor(
     readonly res: HttpResponse,
@@ -106,6 +112,7 @@ export class Exchange {
     this.res.writeStatus(statusLine(status));
     this.res.writeHeader('x-svc-trace-id', this.id);
     this.res.writeHeader('x-svc-enforcement', this.enforcement);
+    for (const [k, v] of this.extraHeaders) this.res.writeHeader(k, v);
     for (const [k, v] of headers) this.res.writeHeader(k, v);
   }
 
@@ -275,6 +282,8 @@ export class Exchange {
       error: this.error,
       findings: this.findings,
       shadow: this.shadow,
+      usageEstimated: this.usageEstimated,
+      warnings: this.warnings,
     };
   }
 

@@ -1,6 +1,8 @@
 import type { Dispatcher } from 'undici';
 import { UpstreamError, UpstreamTimeoutError, type SvcError } from '../lib/errors.js';
-import { costUsd, type CatalogEntry } from '../upstream/catalog.js';
+import { costUsd } from '../upstream/catalog.js';
+import { estimateTokens } from '../state/budget.js';
+import type { Pricing } from './metering.js';
 import { mergeUsageFromEvent, usageFromJsonBytes, type Usage } from '../traces/usage.js';
 import type { InspectionResult } from '../policy/task.js';
 import type { Finding } from '../policy/inspect.js';
@@ -45,7 +47,9 @@ export interface RelayRequest {
   readonly body: Buffer | string;
   readonly headersTimeoutMs: number;
   readonly bodyTimeoutMs: number;
-  readonly pricing: CatalogEntry | undefined;
+  readonly pricing: Pricing | undefined;
+  /** For estimating usage when the provider reports none. */
+  readonly estimate: { readonly inputBytes: number; readonly maxOutputTokens: number };
   readonly kind: RouteKind;
   /** The policy responses must pass, or null when nothing inspects them. */
   readonly responsePolicy: PolicyConfig | null;
@@ -109,6 +113,8 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
   private headers: Array<[string, string]> = [];
   private chunks: Buffer[] = [];
   private size = 0;
+  /** Response body bytes relayed or collected, for estimating output when no usage comes. */
+  private bodyBytes = 0;
   private framer: SseFramer | null = null;
   private redactor: StreamRedactor | null = null;
   private readonly usage: Usage = { inputTokens: undefined, outputTokens: undefined };
@@ -148,6 +154,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.ex.gone) return;
+    this.bodyBytes += chunk.length;
     switch (this.mode) {
       case 'stream': {
         const events = this.framer!.push(chunk);
@@ -303,8 +310,17 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     );
   }
 
+  /**
+   * Usage as the provider reported it, or the proxy's estimate when it reported none: input from
+   * the request's size, output from the bytes relayed (which counts framing too, so it errs high)
+   * capped at the request's output limit.
+   */
   private settleUsage(): void {
-    if (this.usage.inputTokens === undefined && this.usage.outputTokens === undefined) return;
+    if (this.usage.inputTokens === undefined && this.usage.outputTokens === undefined) {
+      this.usage.inputTokens = estimateTokens(this.req.estimate.inputBytes);
+      this.usage.outputTokens = Math.min(this.req.estimate.maxOutputTokens, estimateTokens(this.bodyBytes));
+      this.ex.usageEstimated = true;
+    }
     this.ex.usage = this.usage;
     if (this.req.pricing !== undefined) {
       this.ex.costUsd = costUsd(this.req.pricing, this.usage.inputTokens ?? 0, this.usage.outputTokens ?? 0);

@@ -21,6 +21,8 @@ import type { TraceSink } from '../traces/sink.js';
 import { PolicyEngine } from '../policy/engine.js';
 import type { Finding } from '../policy/inspect.js';
 import { buildPolicyConfig, type PolicyConfig } from '../policy/policy-config.js';
+import { HardCapExceededError, hardCapEnforced, type Store } from '../state/index.js';
+import { budgetHeaders, maxOutputTokens, pricingFor, reservationUsd } from './metering.js';
 import { authenticate } from './auth.js';
 import { Exchange, type ExchangeHooks } from './exchange.js';
 import { upstreamRequestHeaders } from './forward-headers.js';
@@ -37,8 +39,10 @@ export interface ProxyServerOptions {
   logger: Logger;
   /** Worker threads for the policy engine. */
   threads: number;
-  /** Redis/Valkey URL of the shared store, when one is configured. */
-  valkeyUrl: string | undefined;
+  /** Budgets and the response cache: a RedisStore for a fleet, else the embedded MemoryStore. */
+  store: Store;
+  /** Wall clock for budget periods (UTC days and months); tests move it past midnight. */
+  clock?: () => number;
   env?: NodeJS.ProcessEnv;
   /** The policy worker module; tests substitute one that crashes. */
   policyWorkerUrl?: URL;
@@ -109,6 +113,10 @@ export class ProxyServer implements ExchangeHooks {
     this.config = config;
   }
 
+  private now(): number {
+    return this.options.clock?.() ?? Date.now();
+  }
+
   private readonly inspect = (policy: PolicyConfig, parsed: unknown, raw: Buffer) => this.engine.inspect(policy, parsed, raw);
 
   private policyFor(config: RuntimeConfig): PolicyConfig {
@@ -159,11 +167,16 @@ export class ProxyServer implements ExchangeHooks {
     (this.app as TemplatedApp & { close(): void }).close();
     await this.pools.close();
     await this.engine.close();
+    await this.options.store.close();
     await this.options.sink.close();
   }
 
   settled(exchange: Exchange, trace: ReturnType<Exchange['toTrace']>): void {
     this.inflight.delete(exchange);
+    // Settling never rejects (a store fault queues it); the request path does not wait for it.
+    if (exchange.metered) {
+      void this.options.store.settle({ workspace: exchange.workspace, id: exchange.id, actualUsd: exchange.costUsd ?? 0, now: this.now() });
+    }
     // Health probes arrive every few seconds from load balancers; they are not traffic.
     if (exchange.route !== '/health') this.options.sink.record(trace);
   }
@@ -220,8 +233,26 @@ export class ProxyServer implements ExchangeHooks {
       const target = buildTarget(config, resolved, route.wire, route.suffix, key);
 
       const policy = this.policy;
-      const inspection = await this.engine.inspect(policy, body, raw);
+      const pricing = pricingFor(resolved, config.settings);
+      const reservation = this.options.store.reserve({
+        workspace: ex.workspace,
+        id: ex.id,
+        amountUsd: reservationUsd(pricing, raw, envelope.data),
+        dailyCapUsd: config.caps.dailyUsd,
+        monthlyCapUsd: config.caps.monthlyUsd,
+        enforce: hardCapEnforced(config.settings),
+        now: this.now(),
+      });
+      ex.metered = true;
+      const [inspection, budget] = await Promise.all([this.engine.inspect(policy, body, raw), reservation]);
       if (ex.gone) return;
+      ex.extraHeaders = budgetHeaders(budget.budget, config.caps);
+      if (budget.degraded) ex.warnings.push('store_degraded');
+      if (!budget.allowed) {
+        ex.enforcement = 'KILL';
+        throw new HardCapExceededError(budget);
+      }
+      if (budget.overCap) ex.warnings.push(`over_${budget.cap ?? 'daily'}_cap`);
       ex.findings.push(...inspection.findings);
       ex.shadow = inspection.shadow;
       if (inspection.verdict === 'blocked') {
@@ -242,7 +273,8 @@ export class ProxyServer implements ExchangeHooks {
         body: outgoing,
         headersTimeoutMs: config.limits.upstreamHeadersTimeoutMs,
         bodyTimeoutMs: config.limits.upstreamBodyTimeoutMs,
-        pricing: resolved.entry,
+        pricing,
+        estimate: { inputBytes: raw.length, maxOutputTokens: maxOutputTokens(envelope.data) },
         kind: route.kind,
         responsePolicy: route.inspectsResponse && Object.keys(policy.pii).length > 0 ? policy : null,
         inspect: this.inspect,
@@ -292,7 +324,8 @@ export class ProxyServer implements ExchangeHooks {
       uptimeSeconds: Math.round((Date.now() - this.startedAt) / 1000),
       inflight: this.inflight.size - 1,
       workers: this.engine.state(),
-      store: this.options.valkeyUrl === undefined ? null : { kind: 'redis', state: 'not_connected' },
+      // The embedded memory store is "no key-value store configured".
+      store: storeHealth(this.options.store),
     });
   }
 
@@ -307,4 +340,9 @@ export class ProxyServer implements ExchangeHooks {
 function policyRefusal(finding: Finding): PolicyBlockedError {
   const code = finding.detector.startsWith('pii.') ? 'dlp_blocked' : 'prompt_injection';
   return new PolicyBlockedError(`Blocked by policy: ${finding.detector} found in ${finding.where}.`, code);
+}
+
+function storeHealth(store: Store): ReturnType<Store['health']> | null {
+  const health = store.health();
+  return health.kind === 'memory' ? null : health;
 }

@@ -30,6 +30,12 @@ export function worstCaseCostUsd(r: { inputTokens: number; maxOutputTokens: numb
  * for English and code under BPE tokenizers. Measuring the whole JSON body (keys, quotes, tool
  * schemas) overestimates the prompt a little, which errs toward reserving too much, never too little.
  */
-export function estimateInputTokens(bodyText: string): number {
-  return Math.ceil(bodyText.length / 4);
+export function estimateInputTokens(body: string | Buffer): number {
+  // A Buffer's byte length is at least its character count: still an overestimate.
+  return estimateTokens(body.length);
+}
+
+/** Tokens in `length` characters (or bytes) of text, at the same four per token. */
+export function estimateTokens(length: number): number {
+  return Math.ceil(length / 4);
 }

@@ -29,4 +29,8 @@ export interface TraceRecord {
   findings: readonly Finding[];
   /** ff_shadow_enforcement was on: `findings` say what would have happened; nothing was changed. */
   shadow: boolean;
+  /** The provider reported no usage; tokens and cost are the proxy's estimate. */
+  usageEstimated: boolean;
+  /** Conditions worth a look that did not refuse the request (a soft cap passed, the shared store unreachable). */
+  warnings: readonly string[];
 }

@@ -6,6 +6,7 @@ import { createLogger } from '../../src/lib/logger.js';
 import { ProxyServer } from '../../src/proxy/server.js';
 import { TraceSink } from '../../src/traces/sink.js';
 import { ModelCatalog } from '../../src/upstream/catalog.js';
+import { MemoryStore, type Store } from '../../src/state/index.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;
@@ -21,7 +22,7 @@ export interface RunningProxy {
 /** A proxy in this process on a free port, closed when the test ends. */
 export async function startProxy(
   t: Teardown,
-  opts: { upstreamUrl?: string; file?: unknown; env?: NodeJS.ProcessEnv; policyWorkerUrl?: URL } = {},
+  opts: { upstreamUrl?: string; file?: unknown; env?: NodeJS.ProcessEnv; policyWorkerUrl?: URL; store?: Store; clock?: () => number } = {},
 ): Promise<RunningProxy> {
   const sink = new TraceSink({ dir: undefined });
   const server = new ProxyServer({
@@ -32,7 +33,8 @@ export async function startProxy(
     sink,
     logger: createLogger('silent'),
     threads: 1,
-    valkeyUrl: undefined,
+    store: opts.store ?? new MemoryStore(),
+    clock: opts.clock,
     env: opts.env ?? {},
     policyWorkerUrl: opts.policyWorkerUrl,
   });

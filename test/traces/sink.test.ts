@@ -23,6 +23,8 @@ const record = (i: number): TraceRecord => ({
   error: null,
   findings: [],
   shadow: false,
+  usageEstimated: false,
+  warnings: [],
 });
 
 t.test('the ring keeps the newest records, oldest first', async (t) => {

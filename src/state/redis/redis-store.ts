@@ -5,7 +5,10 @@
  *
  * FAULT BEHAVIOUR. Redis down or slow never crashes the proxy, never leaves a request hanging and
  * never loses spend:
- *  - Every call has a deadline (reserve, snapshot and cache 50 ms, settle 500 ms by default).
+ *  - Every call has a deadline (reserve 500 ms, snapshot and cache 200 ms, settle 1 s by default).
+ *    A Redis that is down fails at once (no offline queue); the deadline is for a slow one. It is
+ *    not shorter because under a burst the event loop can be busy long enough for a short timer to
+ *    fire before a reply that has already arrived is read, which would decide from stale counters.
  *    ioredis fails fast (no offline queue, nothing resent after a disconnect, a commandTimeout,
  *    reconnection forever with backoff ≤ 1 s) and its 'error' events are handled here. No method
  *    rejects because of Redis.
@@ -50,11 +53,11 @@ import { SettlementQueue, type Settlement } from './settlement-queue.js';
 export interface RedisStoreOptions extends LedgerOptions {
   /** `redis://`, `rediss://`, `valkey://` or `valkeys://`. */
   url: string;
-  /** Deadline of reserve, which is on the request path. Default 50 ms. */
+  /** Deadline of reserve, which is on the request path. Default 500 ms. */
   reserveTimeoutMs?: number;
-  /** Deadline of settle before it is queued for replay. Default 500 ms. */
+  /** Deadline of settle before it is queued for replay. Default 1 s. */
   settleTimeoutMs?: number;
-  /** Deadline of snapshot, cacheGet and cacheSet. Default 50 ms. */
+  /** Deadline of snapshot, cacheGet and cacheSet. Default 200 ms. */
   readTimeoutMs?: number;
   /** Bound of the replay queue. Default 100,000 settlements. */
   maxPendingSettlements?: number;
@@ -85,7 +88,7 @@ export class RedisStore implements Store {
 
   constructor(opts: RedisStoreOptions) {
     this.ledger = resolveLedgerOptions(opts);
-    this.timeouts = { reserve: opts.reserveTimeoutMs ?? 50, settle: opts.settleTimeoutMs ?? 500, read: opts.readTimeoutMs ?? 50 };
+    this.timeouts = { reserve: opts.reserveTimeoutMs ?? 500, settle: opts.settleTimeoutMs ?? 1000, read: opts.readTimeoutMs ?? 200 };
     this.pending = new SettlementQueue(opts.maxPendingSettlements ?? 100_000);
     this.logger = opts.logger ?? createLogger('silent');
     this.redis = createRedisClient(opts.url, {

@@ -1,0 +1,115 @@
+import t from 'tap';
+import OpenAI from 'openai';
+import { request } from 'undici';
+import { startMockProvider } from '../../bench/mock/provider.js';
+import { startProxy } from '../helpers/proxy.js';
+import { startRedis } from '../helpers/redis.js';
+import { RedisStore, nextUtcMidnight } from '../../src/state/index.js';
+
+const hardCap = { enforcement_mode: 'hard', workspace_hard_cap_enabled: true };
+const chat = (extra: Record<string, unknown> = {}) => JSON.stringify({ model: 'gpt-4o', max_tokens: 1000, messages: [{ role: 'user', content: 'hi' }], ...extra });
+
+async function post(url: string, body = chat(), headers: Record<string, string> = {}) {
+  const res = await request(`${url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+  const text = await res.body.text();
+  return { status: res.statusCode, headers: res.headers, json: () => JSON.parse(text) as Record<string, unknown> };
+}
+
+t.test('budget headers on every response; settled spend equals the traced cost', async (t) => {
+  const mock = await startMockProvider();
+  t.teardown(() => mock.close());
+  const proxy = await startProxy(t, { upstreamUrl: mock.url, file: { budget: { dailyUsd: 5, monthlyUsd: 50 } } });
+  const res = await post(proxy.url);
+  t.equal(res.status, 200);
+  t.equal(res.headers['x-svc-budget-daily-limit'], '5');
+  t.equal(res.headers['x-svc-budget-monthly-limit'], '50');
+  t.ok(Number(res.headers['x-svc-budget-daily-remaining']) < 5, 'the reservation of this request already counts');
+  const trace = proxy.sink.recent().at(-1)!;
+  t.ok(trace.costUsd! > 0);
+  await new Promise((r) => setTimeout(r, 20));
+  const second = await post(proxy.url);
+  t.equal(Number(second.headers['x-svc-budget-daily-remaining']) < 5 - trace.costUsd!, true, 'the first request is now settled spend');
+  t.notOk(trace.usageEstimated);
+});
+
+t.test('no daily cap saved: $100 a day', async (t) => {
+  const mock = await startMockProvider();
+  t.teardown(() => mock.close());
+  const proxy = await startProxy(t, { upstreamUrl: mock.url });
+  const res = await post(proxy.url);
+  t.equal(res.headers['x-svc-budget-daily-limit'], '100');
+  t.equal(res.headers['x-svc-budget-monthly-limit'], undefined);
+});
+
+t.test('usage estimated when the provider sends none, streams included', async (t) => {
+  const mock = await startMockProvider();
+  t.teardown(() => mock.close());
+  const proxy = await startProxy(t, { upstreamUrl: mock.url });
+  await post(proxy.url, chat({ stream: true }), { 'x-mock-no-usage': '1' });
+  const trace = proxy.sink.recent().at(-1)!;
+  t.equal(trace.usageEstimated, true);
+  t.ok(trace.outputTokens! > 0 && trace.outputTokens! <= 1000, 'estimated, capped at max_tokens');
+  t.ok(trace.costUsd! > 0);
+});
+
+t.test('soft mode over the cap: allowed, warned on the trace', async (t) => {
+  const mock = await startMockProvider();
+  t.teardown(() => mock.close());
+  const proxy = await startProxy(t, { upstreamUrl: mock.url, file: { budget: { dailyUsd: 0 } } });
+  const res = await post(proxy.url);
+  t.equal(res.status, 200);
+  t.match(proxy.sink.recent().at(-1)!.warnings, ['over_daily_cap']);
+});
+
+t.test('two proxies sharing one Redis: 200 concurrent requests against a $1 hard cap', async (t) => {
+  const redis = await startRedis(t);
+  const mock = await startMockProvider();
+  t.teardown(() => mock.close());
+  let clock = Date.parse('2026-11-21T12:00:00Z');
+  const file = { budget: { dailyUsd: 1 }, settings: hardCap };
+  const proxies = await Promise.all(
+    [0, 1].map(async () => {
+      const store = new RedisStore({ url: redis.url });
+      await store.ready(2000);
+      return startProxy(t, { upstreamUrl: mock.url, file, store, clock: () => clock });
+    }),
+  );
+  // gpt-4o at $2.50 / $10 per million: each request reserves about $0.04 for 4,000 output tokens,
+  // and the mock answers with about 4,000 tokens, so settled costs come close to what was reserved.
+  const body = chat({ max_tokens: 4000, mock: { content: 'x'.repeat(16_000) } });
+  const results = await Promise.all(Array.from({ length: 200 }, (_, i) => post(proxies[i % 2]!.url, body)));
+  const ok = results.filter((r) => r.status === 200).length;
+  const refused = results.filter((r) => r.status === 429);
+  t.equal(ok + refused.length, 200, 'every request answered: allowed or refused');
+  t.ok(refused.length > 0, `${refused.length} refused`);
+  t.match(refused[0]!.json(), { error: { code: 'OVERAGE_HARD_CAP_EXCEEDED' } });
+  t.ok(Number(refused[0]!.headers['retry-after']) > 0, 'retry-after until midnight UTC');
+  await new Promise((r) => setTimeout(r, 200));
+  const traces = proxies.flatMap((p) => p.sink.recent()).filter((tr) => tr.status === 200);
+  const spent = traces.reduce((sum, tr) => sum + tr.costUsd!, 0);
+  t.equal(proxies.flatMap((p) => p.sink.recent()).filter((tr) => tr.warnings.includes('store_degraded')).length, 0, 'every decision was Redis\'s');
+  const largest = Math.max(...traces.map((tr) => tr.costUsd!));
+  t.ok(spent <= 1 + largest, `settled $${spent.toFixed(4)} ≤ cap $1 + largest request $${largest.toFixed(4)}`);
+
+  // Reservations are worst cases; settled costs are smaller, so the day may still have a little
+  // room. Spend it, one request at a time, until the cap is really reached.
+  let topUps = 0;
+  while ((await post(proxies[topUps % 2]!.url, body)).status === 200) topUps++;
+  t.ok(topUps < 30, `the cap was reached after ${topUps} more requests`);
+  const later = await post(proxies[0]!.url);
+  t.equal(later.status, 429, 'refused for the rest of the day');
+  clock = nextUtcMidnight(clock) + 1000;
+  const tomorrow = await post(proxies[1]!.url);
+  t.equal(tomorrow.status, 200, 'allowed again after midnight UTC');
+});
+
+t.test('the hard cap surfaces in the openai client as a RateLimitError with our code', async (t) => {
+  const mock = await startMockProvider();
+  t.teardown(() => mock.close());
+  const proxy = await startProxy(t, { upstreamUrl: mock.url, file: { budget: { dailyUsd: 0 }, settings: hardCap } });
+  const openai = new OpenAI({ apiKey: 'sk-x', baseURL: `${proxy.url}/v1`, maxRetries: 0 });
+  const err = (await openai.chat.completions.create({ model: 'gpt-4o', messages: [] }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+  t.type(err, OpenAI.RateLimitError);
+  t.equal(err.code, 'OVERAGE_HARD_CAP_EXCEEDED');
+  t.match(proxy.sink.recent().at(-1), { status: 429, enforcement: 'KILL' });
+});
