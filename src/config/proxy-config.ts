@@ -65,6 +65,12 @@ export const proxyConfigFileSchema = z.strictObject({
   /** This machine's own PII actions; the workspace's settings.piiDetectors is a baseline these may only tighten. */
   piiDetectors: z.partialRecord(z.enum(PII_DETECTOR_IDS), z.enum(['off', 'redact', 'block'])).optional(),
   limits: limitsSchema.default(limitsSchema.parse({})),
+  /** This machine's egress posture; the workspace's egressMode wins when set, and its egressAllow adds to this list. */
+  egress: z
+    .strictObject({ mode: z.enum(['off', 'monitor', 'enforce']).optional(), allow: z.array(z.string().min(1).max(256)).max(512).default([]) })
+    .default({ allow: [] }),
+  /** Bring-your-own-key enforcement: a provider with no credential in `providers` is refused with 402. */
+  byokRequired: z.boolean().default(false),
   /** Spend caps in USD (what PUT /budget sets on the control plane); no daily cap means $100 a day. */
   budget: z
     .strictObject({ dailyUsd: z.number().min(0).max(1e9).nullable().optional(), monthlyUsd: z.number().min(0).max(1e9).nullable().optional() })

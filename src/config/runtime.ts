@@ -25,6 +25,8 @@ export interface RuntimeConfig {
   /** This machine's own PII actions (tighten-only over the workspace's). */
   readonly piiDetectors: Readonly<Partial<Record<PiiDetectorId, 'off' | 'redact' | 'block'>>> | undefined;
   readonly limits: Limits;
+  readonly egress: { readonly mode: 'off' | 'monitor' | 'enforce' | undefined; readonly allow: readonly string[] };
+  readonly byokRequired: boolean;
   /** Spend caps: the saved daily cap or $100, and the monthly cap if one is saved. */
   readonly caps: { readonly dailyUsd: number; readonly monthlyUsd: number | null };
 }
@@ -82,6 +84,8 @@ export function buildRuntimeConfig(sources: ConfigSources): RuntimeConfig {
     piiDetectors: file.piiDetectors,
     limits: file.limits,
     caps: { dailyUsd: dailyCapUsd(file.budget.dailyUsd), monthlyUsd: file.budget.monthlyUsd ?? null },
+    egress: { mode: file.egress.mode, allow: file.egress.allow },
+    byokRequired: file.byokRequired,
   });
 }
 

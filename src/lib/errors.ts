@@ -128,6 +128,22 @@ export class PolicyBlockedError extends SvcError {
   }
 }
 
+export class ModelNotAllowedError extends SvcError {
+  constructor(model: string) {
+    super(`The model '${model}' is not in this workspace's allowedModels.`, { code: 'model_not_allowed', status: 403, type: 'permission_error', param: 'model' });
+  }
+}
+
+export class ByokRequiredError extends SvcError {
+  constructor(provider: string) {
+    super(`No credential is provisioned for provider '${provider}', and this gateway requires the workspace's own key.`, {
+      code: 'byok_required',
+      status: 402,
+      type: 'invalid_request_error',
+    });
+  }
+}
+
 /** Raised by configuration loading; the CLI prints it and exits non-zero. */
 export class ConfigError extends Error {
   readonly code = 'invalid_config';

@@ -23,6 +23,7 @@ import type { Finding } from '../policy/inspect.js';
 import { buildPolicyConfig, type PolicyConfig } from '../policy/policy-config.js';
 import { HardCapExceededError, hardCapEnforced, type Store } from '../state/index.js';
 import { budgetHeaders, maxOutputTokens, pricingFor, reservationUsd } from './metering.js';
+import { Admission } from './admission.js';
 import { authenticate } from './auth.js';
 import { Exchange, type ExchangeHooks } from './exchange.js';
 import { upstreamRequestHeaders } from './forward-headers.js';
@@ -76,6 +77,7 @@ export class ProxyServer implements ExchangeHooks {
   private readonly env: NodeJS.ProcessEnv;
   private platformKeys: ReadonlyMap<string, string>;
   private policy: PolicyConfig;
+  private admission: Admission;
   private readonly engine: PolicyEngine;
   port = 0;
 
@@ -90,6 +92,7 @@ export class ProxyServer implements ExchangeHooks {
       workerUrl: options.policyWorkerUrl,
     });
     this.policy = this.policyFor(this.config);
+    this.admission = this.admissionFor(this.config);
     if (this.config.openMode && !isLoopback(options.host)) {
       throw new ConfigError(`no virtual key is configured: the proxy runs open and may only bind a loopback address, not ${options.host}`);
     }
@@ -110,7 +113,14 @@ export class ProxyServer implements ExchangeHooks {
   setConfig(config: RuntimeConfig): void {
     this.platformKeys = resolvePlatformKeys(config, this.env);
     this.policy = this.policyFor(config);
+    this.admission = this.admissionFor(config);
     this.config = config;
+  }
+
+  private admissionFor(config: RuntimeConfig): Admission {
+    const admission = new Admission(config);
+    for (const entry of admission.egress.invalid) this.options.logger.warn({ entry }, 'egress allow entry ignored: not a host, .suffix or CIDR');
+    return admission;
   }
 
   private now(): number {
@@ -228,9 +238,17 @@ export class ProxyServer implements ExchangeHooks {
       ex.stream = stream === true && route.streams;
       const resolved = resolveModel(model, this.options.catalog);
       ex.provider = resolved.provider.id;
+      const admission = this.admission;
+      admission.checkModel(resolved);
       assertSupported(resolved.provider);
+      admission.checkCredential(resolved);
       const key = this.platformKeys.get(resolved.provider.id) ?? passthroughKey;
       const target = buildTarget(config, resolved, route.wire, route.suffix, key);
+      const egress = admission.checkEgress(target.host);
+      if (!egress.allowed) {
+        ex.warnings.push(`egress_unlisted:${egress.host}`);
+        this.options.logger.warn({ host: egress.host, traceId: ex.id }, 'egress to a host off the allow list (monitor mode)');
+      }
 
       const policy = this.policy;
       const pricing = pricingFor(resolved, config.settings);
@@ -297,6 +315,8 @@ export class ProxyServer implements ExchangeHooks {
 
   private refuse(ex: Exchange, err: unknown): void {
     if (err instanceof SvcError) {
+      // 402, 403 and 429 from the gateway itself are governance refusals: a policy said no.
+      if (err.status === 402 || err.status === 403 || err.status === 429) ex.enforcement = 'KILL';
       ex.fail(err);
       return;
     }
