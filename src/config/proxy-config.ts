@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PII_DETECTOR_IDS, workspaceSettingsSchema } from './settings.js';
+import { PII_DETECTOR_IDS, workspaceSettingsSchema, workspaceSettingsShape } from './settings.js';
 
 /** Provider secret fields are 8–512 characters (seed 001). */
 const secret = z.string().min(8).max(512);
@@ -69,6 +69,8 @@ export const proxyConfigFileSchema = z.strictObject({
   egress: z
     .strictObject({ mode: z.enum(['off', 'monitor', 'enforce']).optional(), allow: z.array(z.string().min(1).max(256)).max(512).default([]) })
     .default({ allow: [] }),
+  /** This machine's retries and fallbacks; each field the workspace's upstreamRetry sets wins. */
+  upstreamRetry: workspaceSettingsShape.upstreamRetry.unwrap().optional(),
   /** Bring-your-own-key enforcement: a provider with no credential in `providers` is refused with 402. */
   byokRequired: z.boolean().default(false),
   /** Spend caps in USD (what PUT /budget sets on the control plane); no daily cap means $100 a day. */

@@ -5,6 +5,7 @@ import { ConfigError } from '../lib/errors.js';
 import { proxyConfigFileSchema, type Limits, type ProviderCredentials } from './proxy-config.js';
 import type { PiiDetectorId, WorkspaceSettings } from './settings.js';
 import { dailyCapUsd } from '../state/budget.js';
+import type { RetrySettings } from '../upstream/retry-plan.js';
 
 export interface VirtualKeyEntry {
   readonly name: string | undefined;
@@ -27,6 +28,8 @@ export interface RuntimeConfig {
   readonly limits: Limits;
   readonly egress: { readonly mode: 'off' | 'monitor' | 'enforce' | undefined; readonly allow: readonly string[] };
   readonly byokRequired: boolean;
+  /** This machine's own upstreamRetry fields. */
+  readonly upstreamRetry: Partial<RetrySettings> | undefined;
   /** Spend caps: the saved daily cap or $100, and the monthly cap if one is saved. */
   readonly caps: { readonly dailyUsd: number; readonly monthlyUsd: number | null };
 }
@@ -86,6 +89,7 @@ export function buildRuntimeConfig(sources: ConfigSources): RuntimeConfig {
     caps: { dailyUsd: dailyCapUsd(file.budget.dailyUsd), monthlyUsd: file.budget.monthlyUsd ?? null },
     egress: { mode: file.egress.mode, allow: file.egress.allow },
     byokRequired: file.byokRequired,
+    upstreamRetry: file.upstreamRetry,
   });
 }
 

@@ -2,6 +2,7 @@ import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
 import { traceId } from '../lib/ids.js';
 import { SvcError } from '../lib/errors.js';
 import type { Finding } from '../policy/inspect.js';
+import type { AttemptRecord } from './upstream-call.js';
 import type { Enforcement, TraceRecord } from '../traces/trace.js';
 import type { Usage } from '../traces/usage.js';
 import type { Wire } from '../upstream/target.js';
@@ -74,6 +75,8 @@ export class Exchange {
   extraHeaders: ReadonlyArray<readonly [string, string]> = [];
   /** Budget was reserved for this request and must be settled when it ends. */
   metered = false;
+  /** Upstream attempts that failed and were retried or fell back (the last attempt is the trace's own). */
+  attempts: AttemptRecord[] = [];
 
   constructor(
     readonly res: HttpResponse,
@@ -284,6 +287,7 @@ export class Exchange {
       shadow: this.shadow,
       usageEstimated: this.usageEstimated,
       warnings: this.warnings,
+      attempts: this.attempts,
     };
   }
 

@@ -11,6 +11,7 @@ import { refusalResponse } from '../policy/refusal.js';
 import { StreamRedactor } from '../policy/stream.js';
 import type { Exchange } from './exchange.js';
 import type { RouteKind } from './routes.js';
+import type { RetryHook } from './upstream-call.js';
 import { dataLinesContaining, SseFramer } from './sse.js';
 
 /** Upstream response headers that must not be relayed (hop-by-hop, or recomputed by uWS). */
@@ -55,6 +56,8 @@ export interface RelayRequest {
   readonly responsePolicy: PolicyConfig | null;
   /** Runs an inspection (inline or in a worker, as the engine decides). */
   readonly inspect: (policy: PolicyConfig, parsed: unknown, raw: Buffer) => Promise<InspectionResult>;
+  /** Asked before a failure that nothing of has reached the client goes to the client. */
+  readonly retry: RetryHook;
 }
 
 class ClientClosedError extends Error {
@@ -98,7 +101,20 @@ function upstreamFailure(err: Error & { code?: string }, req: RelayRequest): Ups
   }
 }
 
-type Mode = 'pending' | 'error' | 'buffer' | 'passthrough' | 'stream';
+type Mode = 'pending' | 'error' | 'retry' | 'buffer' | 'passthrough' | 'stream';
+
+/** An error event at the start of a stream: OpenAI's `data: {"error"…}` or Anthropic's `event: error`. */
+function startsWithStreamError(events: Buffer): boolean {
+  const head = events.subarray(0, 256).toString('utf8');
+  return head.startsWith('event: error') || /^data: ?\{"error"/.test(head) || head.startsWith('data: {"type":"error"');
+}
+
+class RetryingError extends Error {
+  constructor() {
+    super('retrying on another attempt');
+    this.name = 'RetryingError';
+  }
+}
 
 /**
  * Relays one upstream response to the client as an undici dispatch handler. Streams go out
@@ -117,6 +133,9 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
   private bodyBytes = 0;
   private framer: SseFramer | null = null;
   private redactor: StreamRedactor | null = null;
+  /** A stream's 200 waits for its first events: an error there can still be retried. */
+  private streamBegun = false;
+  private retryAfter: string | undefined;
   private readonly usage: Usage = { inputTokens: undefined, outputTokens: undefined };
 
   constructor(
@@ -141,12 +160,13 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     this.headers = relayableHeaders(headers);
     this.ex.ttfbMs = Math.round((performance.now() - this.ex.startedAt) * 100) / 100;
     if (statusCode >= 400) {
-      this.mode = 'error';
+      const retryAfter = headers['retry-after'];
+      this.retryAfter = typeof retryAfter === 'string' ? retryAfter : undefined;
+      this.mode = this.req.retry.allows({ status: statusCode, retryAfter: this.retryAfter }) ? 'retry' : 'error';
     } else if (isEventStream(headers)) {
       this.mode = 'stream';
       this.framer = new SseFramer();
       if (this.req.responsePolicy !== null) this.redactor = new StreamRedactor(this.req.responsePolicy);
-      this.ex.begin(statusCode, this.headers, controller);
     } else {
       this.mode = 'buffer';
     }
@@ -158,9 +178,21 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     switch (this.mode) {
       case 'stream': {
         const events = this.framer!.push(chunk);
-        if (events !== null) this.forwardEvents(events);
+        if (events === null) return;
+        if (!this.streamBegun) {
+          if (startsWithStreamError(events) && this.req.retry.allows({ code: 'stream_error' })) {
+            this.mode = 'retry';
+            controller.abort(new RetryingError());
+            this.req.retry.retry({ code: 'stream_error' });
+            return;
+          }
+          this.beginStream(controller);
+        }
+        this.forwardEvents(events);
         return;
       }
+      case 'retry':
+        return;
       case 'buffer':
         this.chunks.push(chunk);
         this.size += chunk.length;
@@ -192,7 +224,11 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
   onResponseEnd(): void {
     if (this.ex.gone) return;
     switch (this.mode) {
+      case 'retry':
+        this.req.retry.retry({ status: this.status, retryAfter: this.retryAfter });
+        return;
       case 'stream': {
+        if (!this.streamBegun) this.beginStream(null);
         const rest = this.framer!.flush();
         if (rest !== null) this.forwardEvents(rest);
         this.finishRedaction();
@@ -223,8 +259,13 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     }
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
-    if (err instanceof ClientClosedError || this.ex.gone) return;
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error & { code?: string }): void {
+    if (err instanceof ClientClosedError || err instanceof RetryingError || this.ex.gone) return;
+    const committed = this.mode === 'passthrough' || (this.mode === 'stream' && this.streamBegun);
+    if (!committed && err.code !== undefined && this.req.retry.allows({ code: err.code })) {
+      this.req.retry.retry({ code: err.code });
+      return;
+    }
     const failure = upstreamFailure(err, this.req);
     if (this.mode === 'passthrough') {
       this.ex.cut(failure.code);
@@ -233,6 +274,11 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     // A stream keeps its status line; the client gets a final well-formed error event.
     this.settleUsage();
     this.ex.fail(failure);
+  }
+
+  private beginStream(controller: Dispatcher.DispatchController | null): void {
+    this.streamBegun = true;
+    this.ex.begin(this.status, this.headers, controller);
   }
 
   private forward(data: Buffer): void {

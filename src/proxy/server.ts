@@ -15,7 +15,7 @@ import { VERSION } from '../lib/version.js';
 import type { RuntimeConfig } from '../config/runtime.js';
 import type { ModelCatalog } from '../upstream/catalog.js';
 import { PoolRegistry } from '../upstream/pools.js';
-import { assertSupported, resolveModel } from '../upstream/resolve.js';
+import { assertSupported } from '../upstream/resolve.js';
 import { buildTarget, resolvePlatformKeys } from '../upstream/target.js';
 import type { TraceSink } from '../traces/sink.js';
 import { PolicyEngine } from '../policy/engine.js';
@@ -24,6 +24,9 @@ import { buildPolicyConfig, type PolicyConfig } from '../policy/policy-config.js
 import { HardCapExceededError, hardCapEnforced, type Store } from '../state/index.js';
 import { budgetHeaders, maxOutputTokens, pricingFor, reservationUsd } from './metering.js';
 import { Admission } from './admission.js';
+import { OutgoingBody, resolveAttemptTarget, type PreparedTarget } from './attempt.js';
+import { UpstreamCall, type RetryHook } from './upstream-call.js';
+import { attemptTargets, effectiveRetry, type AttemptTarget } from '../upstream/retry-plan.js';
 import { authenticate } from './auth.js';
 import { Exchange, type ExchangeHooks } from './exchange.js';
 import { upstreamRequestHeaders } from './forward-headers.js';
@@ -236,26 +239,15 @@ export class ProxyServer implements ExchangeHooks {
       const { model, stream } = envelope.data;
       ex.model = model;
       ex.stream = stream === true && route.streams;
-      const resolved = resolveModel(model, this.options.catalog);
-      ex.provider = resolved.provider.id;
-      const admission = this.admission;
-      admission.checkModel(resolved);
-      assertSupported(resolved.provider);
-      admission.checkCredential(resolved);
-      const key = this.platformKeys.get(resolved.provider.id) ?? passthroughKey;
-      const target = buildTarget(config, resolved, route.wire, route.suffix, key);
-      const egress = admission.checkEgress(target.host);
-      if (!egress.allowed) {
-        ex.warnings.push(`egress_unlisted:${egress.host}`);
-        this.options.logger.warn({ host: egress.host, traceId: ex.id }, 'egress to a host off the allow list (monitor mode)');
-      }
+      const retry = effectiveRetry(config.upstreamRetry, config.settings.upstreamRetry);
+      const targets = attemptTargets(model, retry);
+      const first = this.prepare(ex, config, route, targets[0]!, passthroughKey);
 
       const policy = this.policy;
-      const pricing = pricingFor(resolved, config.settings);
       const reservation = this.options.store.reserve({
         workspace: ex.workspace,
         id: ex.id,
-        amountUsd: reservationUsd(pricing, raw, envelope.data),
+        amountUsd: reservationUsd(first.pricing, raw, envelope.data),
         dailyCapUsd: config.caps.dailyUsd,
         monthlyCapUsd: config.caps.monthlyUsd,
         enforce: hardCapEnforced(config.settings),
@@ -278,39 +270,77 @@ export class ProxyServer implements ExchangeHooks {
         throw policyRefusal(inspection.blockedBy!);
       }
       if (inspection.verdict === 'modified') ex.enforcement = 'ENHANCE';
-      let outgoing: Buffer | string = inspection.body ?? raw;
-      if (resolved.upstreamModel !== model) {
-        const final = inspection.body !== null ? (JSON.parse(inspection.body) as object) : envelope.data;
-        outgoing = JSON.stringify({ ...final, model: resolved.upstreamModel });
-      }
 
-      const headers = upstreamRequestHeaders(ex.headers.all, target.authHeaders, route.wire === 'anthropic' ? ANTHROPIC_DEFAULTS : OPENAI_DEFAULTS);
-      const relay = new RelayHandler(ex, {
-        path: target.path,
-        headers,
-        body: outgoing,
-        headersTimeoutMs: config.limits.upstreamHeadersTimeoutMs,
-        bodyTimeoutMs: config.limits.upstreamBodyTimeoutMs,
-        pricing,
-        estimate: { inputBytes: raw.length, maxOutputTokens: maxOutputTokens(envelope.data) },
-        kind: route.kind,
-        responsePolicy: route.inspectsResponse && Object.keys(policy.pii).length > 0 ? policy : null,
-        inspect: this.inspect,
-      });
-      this.pools.get(target.origin).dispatch(
-        {
-          path: target.path,
-          method: 'POST',
-          headers,
-          body: outgoing,
-          headersTimeout: config.limits.upstreamHeadersTimeoutMs,
-          bodyTimeout: config.limits.upstreamBodyTimeoutMs,
-        },
-        relay,
-      );
+      const outgoing = new OutgoingBody(inspection.body ?? raw, model, () => (inspection.body !== null ? (JSON.parse(inspection.body) as object) : envelope.data));
+      const request = { raw, maxOutputTokens: maxOutputTokens(envelope.data), responsePolicy: route.inspectsResponse && Object.keys(policy.pii).length > 0 ? policy : null };
+      new UpstreamCall(ex, targets, retry, (target, hook) => {
+        const prepared = target === targets[0] ? first : this.prepare(ex, config, route, target, passthroughKey);
+        this.send(ex, config, route, prepared, outgoing.for(prepared.resolved.upstreamModel), request, hook);
+      }).start();
     } catch (err) {
       this.refuse(ex, err);
     }
+  }
+
+  /**
+   * Resolves one attempt target and runs the cheap checks on it (allowed model, provider
+   * supported, credential provisioned, egress). Throws the refusal.
+   */
+  private prepare(ex: Exchange, config: RuntimeConfig, route: ProviderRoute, target: AttemptTarget, passthroughKey: string | undefined): PreparedTarget {
+    const resolved = resolveAttemptTarget(target, this.options.catalog);
+    ex.model = resolved.requested;
+    ex.provider = resolved.provider.id;
+    const admission = this.admission;
+    admission.checkModel(resolved);
+    assertSupported(resolved.provider);
+    admission.checkCredential(resolved);
+    const key = this.platformKeys.get(resolved.provider.id) ?? passthroughKey;
+    const upstream = buildTarget(config, resolved, route.wire, route.suffix, key);
+    const egress = admission.checkEgress(upstream.host);
+    if (!egress.allowed) {
+      ex.warnings.push(`egress_unlisted:${egress.host}`);
+      this.options.logger.warn({ host: egress.host, traceId: ex.id }, 'egress to a host off the allow list (monitor mode)');
+    }
+    return { resolved, upstream, pricing: pricingFor(resolved, config.settings) };
+  }
+
+  /** Dispatches one attempt; its relay reports back to `hook` when it fails before the client saw anything. */
+  private send(
+    ex: Exchange,
+    config: RuntimeConfig,
+    route: ProviderRoute,
+    prepared: PreparedTarget,
+    body: Buffer | string,
+    request: { raw: Buffer; maxOutputTokens: number; responsePolicy: PolicyConfig | null },
+    hook: RetryHook,
+  ): void {
+    ex.model = prepared.resolved.requested;
+    ex.provider = prepared.resolved.provider.id;
+    const headers = upstreamRequestHeaders(ex.headers.all, prepared.upstream.authHeaders, route.wire === 'anthropic' ? ANTHROPIC_DEFAULTS : OPENAI_DEFAULTS);
+    const relay = new RelayHandler(ex, {
+      path: prepared.upstream.path,
+      headers,
+      body,
+      headersTimeoutMs: config.limits.upstreamHeadersTimeoutMs,
+      bodyTimeoutMs: config.limits.upstreamBodyTimeoutMs,
+      pricing: prepared.pricing,
+      estimate: { inputBytes: request.raw.length, maxOutputTokens: request.maxOutputTokens },
+      kind: route.kind,
+      responsePolicy: request.responsePolicy,
+      inspect: this.inspect,
+      retry: hook,
+    });
+    this.pools.get(prepared.upstream.origin).dispatch(
+      {
+        path: prepared.upstream.path,
+        method: 'POST',
+        headers,
+        body,
+        headersTimeout: config.limits.upstreamHeadersTimeoutMs,
+        bodyTimeout: config.limits.upstreamBodyTimeoutMs,
+      },
+      relay,
+    );
   }
 
   private refuse(ex: Exchange, err: unknown): void {

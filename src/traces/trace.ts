@@ -1,4 +1,5 @@
 import type { Finding } from '../policy/inspect.js';
+import type { AttemptRecord } from '../proxy/upstream-call.js';
 
 export type Enforcement = 'BYPASS' | 'ENHANCE' | 'HIJACK' | 'KILL';
 
@@ -33,4 +34,6 @@ export interface TraceRecord {
   usageEstimated: boolean;
   /** Conditions worth a look that did not refuse the request (a soft cap passed, the shared store unreachable). */
   warnings: readonly string[];
+  /** Upstream attempts that failed and were retried or fell back; the final attempt is this record's model, provider and status. */
+  attempts: readonly AttemptRecord[];
 }

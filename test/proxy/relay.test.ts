@@ -51,7 +51,7 @@ t.test('upstream 5xx reaches the client with its status, the provider\'s body an
 });
 
 t.test('upstream 429 keeps its retry-after', async (t) => {
-  const { proxy } = await setup(t);
+  const { proxy } = await setup(t, { settings: { upstreamRetry: { enabled: false } } });
   const res = await post(`${proxy.url}/v1/messages`, JSON.stringify({ model: 'claude-sonnet-4', max_tokens: 8, messages: [] }), {
     'x-mock-status': '429',
     'x-mock-retry-after': '7',

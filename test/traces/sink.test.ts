@@ -25,6 +25,7 @@ const record = (i: number): TraceRecord => ({
   shadow: false,
   usageEstimated: false,
   warnings: [],
+  attempts: [],
 });
 
 t.test('the ring keeps the newest records, oldest first', async (t) => {
