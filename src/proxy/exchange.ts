@@ -77,6 +77,7 @@ export class Exchange {
   metered = false;
   /** Upstream attempts that failed and were retried or fell back (the last attempt is the trace's own). */
   attempts: AttemptRecord[] = [];
+  cache: 'hit' | 'miss' | null = null;
 
   constructor(
     readonly res: HttpResponse,
@@ -288,6 +289,7 @@ export class Exchange {
       usageEstimated: this.usageEstimated,
       warnings: this.warnings,
       attempts: this.attempts,
+      cache: this.cache,
     };
   }
 

@@ -12,6 +12,7 @@ import { StreamRedactor } from '../policy/stream.js';
 import type { Exchange } from './exchange.js';
 import type { RouteKind } from './routes.js';
 import type { RetryHook } from './upstream-call.js';
+import { MAX_CACHED_BYTES, type CachedResponse } from './response-cache.js';
 import { dataLinesContaining, SseFramer } from './sse.js';
 
 /** Upstream response headers that must not be relayed (hop-by-hop, or recomputed by uWS). */
@@ -58,6 +59,8 @@ export interface RelayRequest {
   readonly inspect: (policy: PolicyConfig, parsed: unknown, raw: Buffer) => Promise<InspectionResult>;
   /** Asked before a failure that nothing of has reached the client goes to the client. */
   readonly retry: RetryHook;
+  /** Receives a complete successful response as relayed, for the exact cache; null when not caching. */
+  readonly cache: ((response: CachedResponse) => void) | null;
 }
 
 class ClientClosedError extends Error {
@@ -136,6 +139,9 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
   /** A stream's 200 waits for its first events: an error there can still be retried. */
   private streamBegun = false;
   private retryAfter: string | undefined;
+  /** What went to the client, kept for the cache while it stays under the bound. */
+  private relayed: Buffer[] | null = null;
+  private relayedBytes = 0;
   private readonly usage: Usage = { inputTokens: undefined, outputTokens: undefined };
 
   constructor(
@@ -233,6 +239,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
         if (rest !== null) this.forwardEvents(rest);
         this.finishRedaction();
         this.settleUsage();
+        this.offerToCache(true);
         this.ex.end();
         return;
       }
@@ -242,7 +249,11 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
         Object.assign(this.usage, usageFromJsonBytes(body));
         this.settleUsage();
         this.inspectResponse(body).then(
-          (relayed) => this.ex.reply(this.status, this.headers, relayed),
+          (relayed) => {
+            this.keepForCache(relayed);
+            this.offerToCache(false);
+            this.ex.reply(this.status, this.headers, relayed);
+          },
           (err: SvcError) => this.ex.fail(err),
         );
         return;
@@ -282,7 +293,31 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
   }
 
   private forward(data: Buffer): void {
+    this.keepForCache(data);
     this.ex.write(data);
+  }
+
+  private keepForCache(data: Buffer): void {
+    if (this.req.cache === null || this.status !== 200) return;
+    this.relayed ??= [];
+    this.relayedBytes += data.length;
+    if (this.relayedBytes > MAX_CACHED_BYTES) this.relayed.length = 0;
+    else this.relayed.push(data);
+  }
+
+  /** Offers the complete response to the cache, unless it failed, was refused or grew too big. */
+  private offerToCache(stream: boolean): void {
+    if (this.req.cache === null || this.status !== 200 || this.ex.error !== null || this.ex.enforcement === 'KILL') return;
+    if (this.relayed === null || this.relayedBytes > MAX_CACHED_BYTES) return;
+    const contentType = this.headers.find(([k]) => k === 'content-type')?.[1] ?? 'application/json';
+    this.req.cache({
+      status: 200,
+      contentType,
+      stream,
+      inputTokens: this.usage.inputTokens ?? null,
+      outputTokens: this.usage.outputTokens ?? null,
+      body: Buffer.concat(this.relayed),
+    });
   }
 
   /** Complete SSE events: usage read, redaction applied, then relayed. */

@@ -26,6 +26,8 @@ import { budgetHeaders, maxOutputTokens, pricingFor, reservationUsd } from './me
 import { Admission } from './admission.js';
 import { OutgoingBody, resolveAttemptTarget, type PreparedTarget } from './attempt.js';
 import { UpstreamCall, type RetryHook } from './upstream-call.js';
+import { decodeCached, encodeCached, type CachedResponse } from './response-cache.js';
+import { exactCacheKey, isCacheable } from './cache-key.js';
 import { attemptTargets, effectiveRetry, type AttemptTarget } from '../upstream/retry-plan.js';
 import { authenticate } from './auth.js';
 import { Exchange, type ExchangeHooks } from './exchange.js';
@@ -254,25 +256,53 @@ export class ProxyServer implements ExchangeHooks {
         now: this.now(),
       });
       ex.metered = true;
-      const [inspection, budget] = await Promise.all([this.engine.inspect(policy, body, raw), reservation]);
+      // The policy version is part of the key: an answer inspected under another policy is not reused.
+      const cacheKey =
+        config.settings.featureFlags?.ff_response_cache_exact === true && isCacheable(envelope.data)
+          ? exactCacheKey(`${route.kind}@${policy.version}`, envelope.data)
+          : null;
+      const [inspection, budget, cached] = await Promise.all([
+        this.engine.inspect(policy, body, raw),
+        reservation,
+        cacheKey === null ? undefined : this.options.store.cacheGet(ex.workspace, cacheKey),
+      ]);
       if (ex.gone) return;
       ex.extraHeaders = budgetHeaders(budget.budget, config.caps);
       if (budget.degraded) ex.warnings.push('store_degraded');
-      if (!budget.allowed) {
-        ex.enforcement = 'KILL';
-        throw new HardCapExceededError(budget);
-      }
-      if (budget.overCap) ex.warnings.push(`over_${budget.cap ?? 'daily'}_cap`);
       ex.findings.push(...inspection.findings);
       ex.shadow = inspection.shadow;
       if (inspection.verdict === 'blocked') {
         ex.enforcement = 'KILL';
         throw policyRefusal(inspection.blockedBy!);
       }
+      const hit = cached === undefined ? undefined : decodeCached(cached);
+      if (hit !== undefined) {
+        // A cached answer costs nothing: its reservation settles at zero, and a cap does not refuse it.
+        this.replayCached(ex, hit);
+        return;
+      }
+      if (!budget.allowed) {
+        ex.enforcement = 'KILL';
+        throw new HardCapExceededError(budget);
+      }
+      if (budget.overCap) ex.warnings.push(`over_${budget.cap ?? 'daily'}_cap`);
       if (inspection.verdict === 'modified') ex.enforcement = 'ENHANCE';
+      if (cacheKey !== null) {
+        ex.cache = 'miss';
+        ex.extraHeaders = [...ex.extraHeaders, ['x-svc-cache', 'miss']];
+      }
+      const cache =
+        cacheKey === null
+          ? null
+          : (response: CachedResponse) => void this.options.store.cacheSet(ex.workspace, cacheKey, encodeCached(response), config.limits.cacheTtlMs);
 
       const outgoing = new OutgoingBody(inspection.body ?? raw, model, () => (inspection.body !== null ? (JSON.parse(inspection.body) as object) : envelope.data));
-      const request = { raw, maxOutputTokens: maxOutputTokens(envelope.data), responsePolicy: route.inspectsResponse && Object.keys(policy.pii).length > 0 ? policy : null };
+      const request = {
+        raw,
+        maxOutputTokens: maxOutputTokens(envelope.data),
+        responsePolicy: route.inspectsResponse && Object.keys(policy.pii).length > 0 ? policy : null,
+        cache,
+      };
       new UpstreamCall(ex, targets, retry, (target, hook) => {
         const prepared = target === targets[0] ? first : this.prepare(ex, config, route, target, passthroughKey);
         this.send(ex, config, route, prepared, outgoing.for(prepared.resolved.upstreamModel), request, hook);
@@ -280,6 +310,22 @@ export class ProxyServer implements ExchangeHooks {
     } catch (err) {
       this.refuse(ex, err);
     }
+  }
+
+  /** Answers from the exact cache: a stream is replayed as a stream. */
+  private replayCached(ex: Exchange, hit: CachedResponse): void {
+    ex.cache = 'hit';
+    ex.extraHeaders = [...ex.extraHeaders, ['x-svc-cache', 'hit']];
+    ex.usage = { inputTokens: hit.inputTokens ?? undefined, outputTokens: hit.outputTokens ?? undefined };
+    ex.costUsd = 0;
+    const headers: Array<[string, string]> = [['content-type', hit.contentType]];
+    if (!hit.stream) {
+      ex.reply(hit.status, headers, hit.body);
+      return;
+    }
+    ex.begin(hit.status, [...headers, ['cache-control', 'no-cache']], null);
+    ex.write(hit.body);
+    ex.end();
   }
 
   /**
@@ -311,7 +357,7 @@ export class ProxyServer implements ExchangeHooks {
     route: ProviderRoute,
     prepared: PreparedTarget,
     body: Buffer | string,
-    request: { raw: Buffer; maxOutputTokens: number; responsePolicy: PolicyConfig | null },
+    request: { raw: Buffer; maxOutputTokens: number; responsePolicy: PolicyConfig | null; cache: ((response: CachedResponse) => void) | null },
     hook: RetryHook,
   ): void {
     ex.model = prepared.resolved.requested;
@@ -329,6 +375,7 @@ export class ProxyServer implements ExchangeHooks {
       responsePolicy: request.responsePolicy,
       inspect: this.inspect,
       retry: hook,
+      cache: request.cache,
     });
     this.pools.get(prepared.upstream.origin).dispatch(
       {

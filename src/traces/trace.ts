@@ -36,4 +36,6 @@ export interface TraceRecord {
   warnings: readonly string[];
   /** Upstream attempts that failed and were retried or fell back; the final attempt is this record's model, provider and status. */
   attempts: readonly AttemptRecord[];
+  /** The exact response cache's part: `hit`, `miss`, or null when it was not consulted. */
+  cache: 'hit' | 'miss' | null;
 }

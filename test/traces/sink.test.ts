@@ -26,6 +26,7 @@ const record = (i: number): TraceRecord => ({
   usageEstimated: false,
   warnings: [],
   attempts: [],
+  cache: null,
 });
 
 t.test('the ring keeps the newest records, oldest first', async (t) => {
