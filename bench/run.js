@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { killChildrenOnExit, startServer } from './lib/children.js';
+import { startRedis } from './lib/redis.js';
 import { runLoad } from './lib/load-generator.js';
 import { parseOptions, selectWork, usage, UsageError } from './lib/options.js';
 import { cpuTimeUs, peakRssBytes } from './lib/proc-stats.js';
@@ -74,11 +75,12 @@ async function runScenario(scenario, options, run) {
   const profile = options.prof ? join(RESULTS_DIR, `proxy-${name}-${run.stamp}.cpuprofile`) : undefined;
   progress(`${name}: ${description}, ${shape.connections} connections`);
   try {
+    const redis = scenario.store === 'redis' ? await startRedis() : null;
     const sides = await withServer(startMock(), async (mock) => {
       const direct = await runSide(mock, load);
-      const proxy = await withServer(startProxy(mock.url, options, run.svcHome, profile), (server) => runSide(server, load));
+      const proxy = await withServer(startProxy(mock.url, options, run.svcHome, profile, redis?.url), (server) => runSide(server, load));
       return { direct, proxy };
-    });
+    }).finally(() => redis?.stop());
     const ratio = sides.direct.requestsPerSec > 0 ? round(sides.proxy.requestsPerSec / sides.direct.requestsPerSec, 4) : null;
     progress(`${name}: direct ${Math.round(sides.direct.requestsPerSec)} req/s, proxy ${Math.round(sides.proxy.requestsPerSec)} req/s, ratio ${ratio}`);
     const profiled = profile !== undefined && existsSync(profile);
@@ -147,13 +149,15 @@ function startMock() {
  * @param {BenchOptions} options
  * @param {string} svcHome
  * @param {string | undefined} profile  where node --cpu-prof writes the profile, if wanted
+ * @param {string} [valkeyUrl]  the Redis the proxy meters against, when the scenario wants one
  */
-function startProxy(upstreamUrl, options, svcHome, profile) {
+function startProxy(upstreamUrl, options, svcHome, profile, valkeyUrl) {
   const threads = options.threads === undefined ? [] : ['--threads', String(options.threads)];
+  const store = valkeyUrl === undefined ? [] : ['--valkey-url', valkeyUrl];
   return startServer({
     name: 'proxy',
     script: PROXY_CLI,
-    args: ['proxy', '--port', '0', '--upstream-url', upstreamUrl, ...threads],
+    args: ['proxy', '--port', '0', '--upstream-url', upstreamUrl, ...threads, ...store],
     nodeArgs: profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', dirname(profile), '--cpu-prof-name', basename(profile)],
     env: { SVC_HOME: svcHome, SVC_LOG_LEVEL: 'warn' },
   });

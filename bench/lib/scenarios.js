@@ -20,6 +20,7 @@
  * @property {string} description
  * @property {Shape} shape  the defaults
  * @property {(shape: Shape) => LoadRequest} request
+ * @property {'redis'} [store]  the proxy meters against a redis-server started for the scenario
  */
 
 /** @typedef {Partial<Shape>} ShapeOverrides */
@@ -105,6 +106,13 @@ export const SCENARIOS = [
     description: 'streamed Anthropic message (/v1/messages), 50 content chunks',
     shape: { connections: 50, promptBytes: KB, chunks: 50 },
     request: anthropicStream,
+  },
+  {
+    name: 'chat-redis',
+    description: 'as chat, with spend metering in Redis (compare its proxy row with chat\'s)',
+    shape: { connections: 50, promptBytes: KB, chunks: null },
+    request: openaiChat,
+    store: 'redis',
   },
   {
     name: 'latency',

@@ -113,3 +113,46 @@ t.test('the hard cap surfaces in the openai client as a RateLimitError with our 
   t.equal(err.code, 'OVERAGE_HARD_CAP_EXCEEDED');
   t.match(proxy.sink.recent().at(-1), { status: 429, enforcement: 'KILL' });
 });
+
+t.test('Redis killed mid-traffic and restarted: no crash, nothing left hanging, spend reconciled', async (t) => {
+  const redis = await startRedis(t, { persistent: true });
+  const mock = await startMockProvider();
+  t.teardown(() => mock.close());
+  const store = new RedisStore({ url: redis.url });
+  await store.ready(2000);
+  const proxy = await startProxy(t, { upstreamUrl: mock.url, store });
+  const statuses: number[] = [];
+  let running = true;
+  const worker = async () => {
+    while (running) {
+      const res = await Promise.race([post(proxy.url), new Promise<never>((_, reject) => setTimeout(() => reject(new Error('request hung')), 5000))]);
+      statuses.push(res.status);
+    }
+  };
+  const workers = Promise.all([worker(), worker(), worker(), worker()]);
+  await new Promise((r) => setTimeout(r, 300));
+  await redis.stop();
+  await new Promise((r) => setTimeout(r, 500));
+  await redis.start();
+  await new Promise((r) => setTimeout(r, 500));
+  running = false;
+  await workers;
+  t.ok(statuses.length > 20, `${statuses.length} requests`);
+  t.ok(statuses.every((s) => s === 200), 'every request answered 200 through the outage');
+  t.ok(proxy.sink.recent().some((tr) => tr.warnings.includes('store_degraded')), 'some were decided locally during the outage');
+
+  const traced = proxy.sink.recent().reduce((sum, tr) => sum + (tr.costUsd ?? 0), 0);
+  const observer = new RedisStore({ url: redis.url });
+  t.teardown(() => observer.close());
+  await observer.ready(2000);
+  // The store keeps whole micro-dollars: each settlement rounds by at most half of one.
+  const tolerance = statuses.length * 0.5e-6 + 1e-9;
+  let spent = 0;
+  for (let i = 0; i < 50; i++) {
+    spent = (await observer.snapshot('local')).spentTodayUsd;
+    if (Math.abs(spent - traced) <= tolerance) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  t.ok(Math.abs(spent - traced) <= tolerance, `Redis holds $${spent.toFixed(6)}, the traces $${traced.toFixed(6)} (rounding allowance $${tolerance.toFixed(6)})`);
+  t.equal((await observer.snapshot('local')).reservedTodayUsd, 0, 'nothing left reserved');
+});
