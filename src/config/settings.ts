@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { providerById } from '../upstream/providers.js';
 
 /**
  * Workspace settings exactly as seed 001 names and bounds them. Every object setting is strict:
@@ -91,7 +92,18 @@ const upstreamRetry = z.strictObject({
     .record(
       z.string().min(1),
       z
-        .array(z.strictObject({ model: z.string().min(1).optional(), provider: z.string().min(1).optional() }).refine((t) => t.model !== undefined || t.provider !== undefined, { message: 'a fallback target names a model, a provider or both' }))
+        .array(
+          z
+            .strictObject({
+              model: z.string().min(1).optional(),
+              provider: z
+                .string()
+                .min(1)
+                .refine((p) => providerById(p) !== undefined, { message: 'not a provider id or alias' })
+                .optional(),
+            })
+            .refine((t) => t.model !== undefined || t.provider !== undefined, { message: 'a fallback target names a model, a provider or both' }),
+        )
         .max(5),
     )
     .refine((m) => Object.keys(m).length <= 50, { message: 'fallbacks cover at most 50 models' })

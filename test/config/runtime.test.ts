@@ -30,6 +30,7 @@ t.test('settings are validated exactly as seed 001', async (t) => {
     [{ settings: { noSuchKey: 1 } }, /noSuchKey/],
     [{ settings: { upstreamRetry: { maxAttempts: 6 } } }, /settings\.upstreamRetry\.maxAttempts/],
     [{ settings: { upstreamRetry: { bogus: true } } }, /bogus/],
+    [{ settings: { upstreamRetry: { fallbacks: { 'gpt-4o': [{ provider: 'nonesuch' }] } } } }, /not a provider id or alias/],
     [{ settings: { featureFlags: { ff_not_a_flag: true } } }, /ff_not_a_flag/],
     [{ settings: { reviewHoldBypassTtlMinutes: 61 } }, /reviewHoldBypassTtlMinutes/],
     [{ providers: { openai: { apiKey: 'short' } } }, /providers\.openai\.apiKey/],
