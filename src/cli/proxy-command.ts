@@ -50,7 +50,8 @@ export async function runProxy(flags: Partial<Record<keyof ProxyCommandOptions, 
     extraKeys: env.SVC_VIRTUAL_KEYS ? env.SVC_VIRTUAL_KEYS.split(',').map((k) => k.trim()).filter(Boolean) : [],
   });
   const sink = new TraceSink({ dir: join(svcHome(env), 'traces'), logger });
-  const store = createStore({ valkeyUrl: options.valkeyUrl, logger });
+  const timeout = config.limits.storeTimeoutMs;
+  const store = createStore({ valkeyUrl: options.valkeyUrl, logger, reserveTimeoutMs: timeout, readTimeoutMs: Math.ceil(timeout / 2), settleTimeoutMs: timeout * 2 });
   const server = new ProxyServer({
     host: options.host,
     port: options.port,

@@ -51,6 +51,11 @@ export const limitsSchema = z.strictObject({
   drainTimeoutMs: z.number().int().min(0).max(600_000).default(10_000),
   /** Keep-alive connections per upstream origin. */
   upstreamConnections: z.number().int().min(1).max(4096).default(256),
+  /**
+   * How long the proxy waits for Redis before deciding a reservation locally from the last known
+   * counters (reads wait half of it, settlements twice it before queueing for replay).
+   */
+  storeTimeoutMs: z.number().int().min(10).max(60_000).default(500),
   /** How long the exact response cache (ff_response_cache_exact) keeps an answer. */
   cacheTtlMs: z.number().int().min(1000).max(7 * 24 * 3_600_000).default(10 * 60_000),
   /** Bodies up to this size are inspected on the main thread, larger ones in the worker pool. */
