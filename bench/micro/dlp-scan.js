@@ -8,6 +8,7 @@
  * Measured twice: text with a few non-ASCII characters (em dashes, accents, emoji), which V8
  * stores as a two-byte string, and the same kind of text in ASCII only.
  */
+import { seededRandom } from '../lib/random.js';
 import { medianSeconds } from './timing.js';
 
 const TARGET_BYTES = 1024 * 1024;
@@ -54,7 +55,7 @@ function throughput(scanner, options) {
  * @param {{ ascii: boolean }} options without non-ASCII characters when `ascii`
  */
 function mixedText(bytes, seed, { ascii }) {
-  const random = mulberry32(seed);
+  const random = seededRandom(seed);
   const pick = (/** @type {readonly string[]} */ items) => /** @type {string} */ (items[Math.floor(random() * items.length)]);
   const int = (/** @type {number} */ below) => Math.floor(random() * below);
   const hex = (/** @type {number} */ length) => Array.from({ length }, () => '0123456789abcdef'[int(16)]).join('');
@@ -151,17 +152,3 @@ function germanIban(bban) {
   return `DE${String(check).padStart(2, '0')}${bban}`;
 }
 
-/**
- * A small seeded PRNG returning numbers in [0, 1).
- * @param {number} seed
- */
-function mulberry32(seed) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

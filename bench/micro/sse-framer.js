@@ -3,6 +3,7 @@
  * Throughput of the proxy's SSE framing: `SseFramer.push` over ~50 MB of OpenAI chat stream
  * text, cut at random byte offsets the way TCP reads cut it.
  */
+import { seededRandom } from '../lib/random.js';
 import { medianSeconds } from './timing.js';
 
 const TARGET_BYTES = 50 * 1024 * 1024;
@@ -90,7 +91,7 @@ function* chatStream(n) {
  * @param {number} seed
  */
 function cutAtRandomOffsets(buf, maxBytes, seed) {
-  const random = mulberry32(seed);
+  const random = seededRandom(seed);
   /** @type {Buffer[]} */
   const reads = [];
   for (let offset = 0; offset < buf.length; ) {
@@ -101,17 +102,3 @@ function cutAtRandomOffsets(buf, maxBytes, seed) {
   return reads;
 }
 
-/**
- * A small seeded PRNG returning numbers in [0, 1).
- * @param {number} seed
- */
-function mulberry32(seed) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

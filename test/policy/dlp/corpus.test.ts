@@ -74,3 +74,10 @@ t.test('evaluateCorpus counts true and false positives and misses per detector',
   t.match(scores['pii.ssn'], { truePositives: 1, falsePositives: 0, falseNegatives: 1, precision: 1, recall: 0.5 });
   t.match(scores['pii.phone'], { truePositives: 0, falsePositives: 0, falseNegatives: 0, precision: 1, recall: 1 });
 });
+
+t.test('corpus.jsonl is exactly what generate.mjs generates', async (t) => {
+  const { spawnSync } = await import('node:child_process');
+  const generator = new URL('../../fixtures/dlp/generate.mjs', import.meta.url);
+  const run = spawnSync(process.execPath, [generator.pathname], { encoding: 'utf8' });
+  t.equal(run.status, 0, run.stdout + run.stderr);
+});
