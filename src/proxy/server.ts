@@ -70,9 +70,20 @@ export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host.startsWith('127.');
 }
 
+/**
+ * Everything derived from one configuration, built once when it is applied and captured by each
+ * request at intake, so a request never mixes two config versions however long it runs.
+ */
+interface ActiveConfig {
+  readonly config: RuntimeConfig;
+  readonly policy: PolicyConfig;
+  readonly admission: Admission;
+  readonly platformKeys: ReadonlyMap<string, string>;
+}
+
 /** The port-4000 data plane: uWS at the edge, undici to the providers. */
 export class ProxyServer implements ExchangeHooks {
-  private config: RuntimeConfig;
+  private active: ActiveConfig;
   private readonly app: TemplatedApp;
   private readonly pools: PoolRegistry;
   private listenSocket: us_listen_socket | null = null;
@@ -80,28 +91,22 @@ export class ProxyServer implements ExchangeHooks {
   private draining = false;
   private readonly startedAt = Date.now();
   private readonly env: NodeJS.ProcessEnv;
-  private platformKeys: ReadonlyMap<string, string>;
-  private policy: PolicyConfig;
-  private admission: Admission;
   private readonly engine: PolicyEngine;
   port = 0;
 
   constructor(private readonly options: ProxyServerOptions) {
-    this.config = options.config;
     this.env = options.env ?? process.env;
-    this.platformKeys = resolvePlatformKeys(this.config, this.env);
     this.engine = new PolicyEngine({
       threads: options.threads,
-      inlineMaxBytes: this.config.limits.inlineInspectMaxBytes,
+      inlineMaxBytes: options.config.limits.inlineInspectMaxBytes,
       logger: options.logger,
       workerUrl: options.policyWorkerUrl,
     });
-    this.policy = this.policyFor(this.config);
-    this.admission = this.admissionFor(this.config);
-    if (this.config.openMode && !isLoopback(options.host)) {
+    this.active = this.activate(options.config);
+    if (options.config.openMode && !isLoopback(options.host)) {
       throw new ConfigError(`no virtual key is configured: the proxy runs open and may only bind a loopback address, not ${options.host}`);
     }
-    const limits = this.config.limits;
+    const limits = options.config.limits;
     this.pools = new PoolRegistry({
       connections: limits.upstreamConnections,
       headersTimeoutMs: limits.upstreamHeadersTimeoutMs,
@@ -116,16 +121,16 @@ export class ProxyServer implements ExchangeHooks {
 
   /** Swaps the whole configuration at once; requests already running keep the one they started with. */
   setConfig(config: RuntimeConfig): void {
-    this.platformKeys = resolvePlatformKeys(config, this.env);
-    this.policy = this.policyFor(config);
-    this.admission = this.admissionFor(config);
-    this.config = config;
+    this.active = this.activate(config);
   }
 
-  private admissionFor(config: RuntimeConfig): Admission {
+  /** Compiles what a configuration implies, logging (once) the parts of it that are ignored. */
+  private activate(config: RuntimeConfig): ActiveConfig {
+    const policy = buildPolicyConfig({ version: config.version, settings: config.settings, localPii: config.piiDetectors, env: this.env });
+    this.engine.prepare(policy);
     const admission = new Admission(config);
     for (const entry of admission.egress.invalid) this.options.logger.warn({ entry }, 'egress allow entry ignored: not a host, .suffix or CIDR');
-    return admission;
+    return Object.freeze({ config, policy, admission, platformKeys: resolvePlatformKeys(config, this.env) });
   }
 
   private now(): number {
@@ -134,14 +139,8 @@ export class ProxyServer implements ExchangeHooks {
 
   private readonly inspect = (policy: PolicyConfig, parsed: unknown, raw: Buffer) => this.engine.inspect(policy, parsed, raw);
 
-  private policyFor(config: RuntimeConfig): PolicyConfig {
-    const policy = buildPolicyConfig({ version: config.version, settings: config.settings, localPii: config.piiDetectors, env: this.env });
-    this.engine.prepare(policy);
-    return policy;
-  }
-
   get currentConfig(): RuntimeConfig {
-    return this.config;
+    return this.active.config;
   }
 
   get inflightCount(): number {
@@ -165,7 +164,7 @@ export class ProxyServer implements ExchangeHooks {
   /**
    * Stops accepting, lets in-flight requests finish for up to `drainMs`, then cuts the rest.
    */
-  async close(drainMs = this.config.limits.drainTimeoutMs): Promise<void> {
+  async close(drainMs = this.active.config.limits.drainTimeoutMs): Promise<void> {
     this.draining = true;
     if (this.listenSocket !== null) {
       uWS.us_listen_socket_close(this.listenSocket);
@@ -197,14 +196,15 @@ export class ProxyServer implements ExchangeHooks {
   }
 
   private open(res: HttpResponse, req: HttpRequest, route: string, wire: ProviderRoute['wire']): Exchange {
-    const ex = new Exchange(res, route, wire, readHeaders(req), this.config.workspaceId, this);
+    const ex = new Exchange(res, route, wire, readHeaders(req), this.active.config.workspaceId, this);
     this.inflight.add(ex);
     return ex;
   }
 
   private handleProviderRoute(res: HttpResponse, req: HttpRequest, route: ProviderRoute): void {
     const ex = this.open(res, req, route.path, route.wire);
-    const config = this.config;
+    const active = this.active;
+    const { config } = active;
     try {
       if (this.draining) throw new ShuttingDownError();
       const caller = authenticate(config, ex.headers);
@@ -216,7 +216,7 @@ export class ProxyServer implements ExchangeHooks {
         res,
         limit,
         () => ex.gone,
-        (body) => void this.forward(ex, route, config, caller.passthroughKey, body),
+        (body) => void this.forward(ex, route, active, caller.passthroughKey, body),
         (err) => ex.fail(err),
       );
     } catch (err) {
@@ -224,7 +224,8 @@ export class ProxyServer implements ExchangeHooks {
     }
   }
 
-  private async forward(ex: Exchange, route: ProviderRoute, config: RuntimeConfig, passthroughKey: string | undefined, raw: Buffer): Promise<void> {
+  private async forward(ex: Exchange, route: ProviderRoute, active: ActiveConfig, passthroughKey: string | undefined, raw: Buffer): Promise<void> {
+    const { config, policy } = active;
     try {
       let body: unknown;
       try {
@@ -243,9 +244,8 @@ export class ProxyServer implements ExchangeHooks {
       ex.stream = stream === true && route.streams;
       const retry = effectiveRetry(config.upstreamRetry, config.settings.upstreamRetry);
       const targets = attemptTargets(model, retry);
-      const first = this.prepare(ex, config, route, targets[0]!, passthroughKey);
+      const first = this.prepare(ex, active, route, targets[0]!, passthroughKey);
 
-      const policy = this.policy;
       const reservation = this.options.store.reserve({
         workspace: ex.workspace,
         id: ex.id,
@@ -304,7 +304,7 @@ export class ProxyServer implements ExchangeHooks {
         cache,
       };
       new UpstreamCall(ex, targets, retry, (target, hook) => {
-        const prepared = target === targets[0] ? first : this.prepare(ex, config, route, target, passthroughKey);
+        const prepared = target === targets[0] ? first : this.prepare(ex, active, route, target, passthroughKey);
         this.send(ex, config, route, prepared, outgoing.for(prepared.resolved.upstreamModel), request, hook);
       }).start();
     } catch (err) {
@@ -332,15 +332,15 @@ export class ProxyServer implements ExchangeHooks {
    * Resolves one attempt target and runs the cheap checks on it (allowed model, provider
    * supported, credential provisioned, egress). Throws the refusal.
    */
-  private prepare(ex: Exchange, config: RuntimeConfig, route: ProviderRoute, target: AttemptTarget, passthroughKey: string | undefined): PreparedTarget {
+  private prepare(ex: Exchange, active: ActiveConfig, route: ProviderRoute, target: AttemptTarget, passthroughKey: string | undefined): PreparedTarget {
+    const { config, admission } = active;
     const resolved = resolveAttemptTarget(target, this.options.catalog);
     ex.model = resolved.requested;
     ex.provider = resolved.provider.id;
-    const admission = this.admission;
     admission.checkModel(resolved);
     assertSupported(resolved.provider);
     admission.checkCredential(resolved);
-    const key = this.platformKeys.get(resolved.provider.id) ?? passthroughKey;
+    const key = active.platformKeys.get(resolved.provider.id) ?? passthroughKey;
     const upstream = buildTarget(config, resolved, route.wire, route.suffix, key);
     const egress = admission.checkEgress(upstream.host);
     if (!egress.allowed) {
@@ -404,7 +404,7 @@ export class ProxyServer implements ExchangeHooks {
   private handleModels(res: HttpResponse, req: HttpRequest): void {
     const ex = this.open(res, req, '/v1/models', 'openai');
     try {
-      authenticate(this.config, ex.headers);
+      authenticate(this.active.config, ex.headers);
       const data = [...this.options.catalog.entries()].map((m) => ({ id: m.id, object: 'model', created: 0, owned_by: m.provider }));
       ex.replyJson(200, { object: 'list', data });
     } catch (err) {
@@ -417,7 +417,7 @@ export class ProxyServer implements ExchangeHooks {
     ex.replyJson(this.draining ? 503 : 200, {
       status: this.draining ? 'draining' : 'ok',
       version: VERSION,
-      configVersion: this.config.version,
+      configVersion: this.active.config.version,
       uptimeSeconds: Math.round((Date.now() - this.startedAt) / 1000),
       inflight: this.inflight.size - 1,
       workers: this.engine.state(),
