@@ -1,3 +1,4 @@
+import { detectAnomalies, type AnomalyReport } from './anomaly/detect.js';
 import { redact, type DlpMatch } from './dlp/index.js';
 import { enginesFor } from './engines.js';
 import type { PolicyConfig } from './policy-config.js';
@@ -25,6 +26,8 @@ export interface Inspection {
   /** The first blocking finding, when the verdict is `blocked` (or would have been, in shadow mode). */
   readonly blockedBy: Finding | null;
   readonly shadow: boolean;
+  /** What the anomaly detectors found in the tool-call history; null when they are off. */
+  readonly anomaly: AnomalyReport | null;
 }
 
 /** Kinds of text prompt-injection patterns apply to: what tools hand back, and how tools describe themselves. */
@@ -68,6 +71,13 @@ export function inspectBody(policy: PolicyConfig, body: unknown): Inspection {
       }
     }
   });
+  const anomaly =
+    policy.anomaly.mode === 'off'
+      ? null
+      : detectAnomalies(
+          body,
+          findings.flatMap((f) => (f.message !== null && f.detector.startsWith('pii.') ? [f.message] : [])),
+        );
   const verdict: Verdict = policy.shadow ? 'pass' : blockedBy !== null ? 'blocked' : modified ? 'modified' : 'pass';
-  return { verdict, findings, blockedBy, shadow: policy.shadow };
+  return { verdict, findings, blockedBy, shadow: policy.shadow, anomaly };
 }

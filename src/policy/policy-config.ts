@@ -1,4 +1,5 @@
 import { PII_DETECTOR_IDS, type PiiDetectorId, type WorkspaceSettings } from '../config/settings.js';
+import { resolveAnomalyPolicy, type AnomalyPolicy } from './anomaly/anomaly-policy.js';
 
 export type DetectorAction = 'off' | 'redact' | 'block';
 export type InjectionAction = 'warn' | 'block';
@@ -12,6 +13,8 @@ export interface PolicyConfig {
   /** Action per PII detector; detectors that are off are left out. */
   readonly pii: Readonly<Partial<Record<PiiDetectorId, Exclude<DetectorAction, 'off'>>>>;
   readonly injection: { readonly action: InjectionAction; readonly extraPatterns: readonly string[] };
+  /** The anomaly detectors' mode and the action of each. */
+  readonly anomaly: AnomalyPolicy;
   /** ff_shadow_enforcement: evaluate everything, record what would have happened, change nothing. */
   readonly shadow: boolean;
 }
@@ -63,6 +66,7 @@ export function buildPolicyConfig(input: {
     version: input.version,
     pii,
     injection: { action: injectionAction, extraPatterns: input.settings.mcpInjectionPatterns ?? [] },
+    anomaly: resolveAnomalyPolicy(input.settings, input.env),
     shadow: input.settings.featureFlags?.ff_shadow_enforcement === true,
   });
 }

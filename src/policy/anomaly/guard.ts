@@ -1,0 +1,73 @@
+import { ACT_CONFIDENCE, ACTION_RANK, type AnomalyAction, type AnomalyMode, type AnomalyPolicy, type AnomalyResponse } from './anomaly-policy.js';
+import { renderCard } from './card.js';
+import type { AnomalyReport } from './detect.js';
+import type { AnomalyFinding, LoopFinding } from './finding.js';
+import { rugPullFinding } from './poisoning.js';
+import type { SessionMemory } from './sessions.js';
+
+/** A finding as the trace shows it, with what the gateway did about it. */
+export interface TracedAnomalyFinding extends AnomalyFinding {
+  /** The response it drew, `report` when it was only recorded. */
+  readonly action: AnomalyResponse | 'report';
+  /** Findings of this detector so far in the session (at or above anomaly_enforcement.minConfidence). */
+  readonly sessionCount: number;
+}
+
+export interface AnomalyDecision {
+  readonly mode: AnomalyMode;
+  readonly findings: readonly TracedAnomalyFinding[];
+  /** The strongest response drawn, or null. */
+  readonly response: AnomalyResponse | null;
+  /** The findings that drew it (reask tests the model's answer against them). */
+  readonly acting: ReadonlyArray<AnomalyFinding | LoopFinding>;
+  readonly card: string | null;
+}
+
+function lower(a: AnomalyAction, b: AnomalyAction): AnomalyAction {
+  return ACTION_RANK[a] <= ACTION_RANK[b] ? a : b;
+}
+
+/** What one finding draws under the policy, given how often its detector fired in the session. */
+function responseTo(policy: AnomalyPolicy, finding: AnomalyFinding, count: number): AnomalyAction {
+  let action = policy.actions[finding.detector];
+  const e = policy.enforcement;
+  if (e.enabled && (e.categories.length === 0 || e.categories.includes(finding.detector))) {
+    if (count < e.minRepeats || finding.confidence < e.minConfidence) return 'off';
+    action = lower(action, e.action === 'KILL' ? 'kill' : 'steer');
+  } else if (finding.confidence < ACT_CONFIDENCE) {
+    return 'off';
+  }
+  return action;
+}
+
+/**
+ * Judges one request's anomaly report against the session's memory (updating it): adds the rug
+ * pull, counts findings, and picks the response. In warn mode, and in shadow mode, nothing is
+ * drawn; findings are recorded all the same.
+ */
+export function decideAnomaly(policy: AnomalyPolicy, report: AnomalyReport, memory: SessionMemory, shadow: boolean): AnomalyDecision {
+  const findings: Array<AnomalyFinding | LoopFinding> = [...report.findings];
+  const changed: string[] = [];
+  for (const [tool, hash] of Object.entries(report.toolHashes)) {
+    const first = memory.toolHashes.get(tool);
+    if (first === undefined) memory.toolHashes.set(tool, hash);
+    else if (first !== hash) changed.push(tool);
+  }
+  if (changed.length > 0) findings.push(rugPullFinding(changed));
+
+  const enforcing = policy.mode === 'enforce' && !shadow;
+  const traced: TracedAnomalyFinding[] = [];
+  const acting: Array<AnomalyFinding | LoopFinding> = [];
+  let response: AnomalyResponse | null = null;
+  for (const f of findings) {
+    let count = memory.counts.get(f.detector) ?? 0;
+    if (f.confidence >= policy.enforcement.minConfidence) memory.counts.set(f.detector, ++count);
+    const action = enforcing ? responseTo(policy, f, count) : 'off';
+    const { loopKeys: _secretBearing, ...shown } = f as LoopFinding;
+    traced.push({ ...shown, action: action === 'off' ? 'report' : action, sessionCount: count });
+    if (action === 'off') continue;
+    acting.push(f);
+    if (response === null || ACTION_RANK[action] > ACTION_RANK[response]) response = action;
+  }
+  return { mode: policy.mode, findings: traced, response, acting, card: acting.length > 0 && response !== 'kill' ? renderCard(acting) : null };
+}

@@ -1,0 +1,193 @@
+import { createHash } from 'node:crypto';
+import { canonicalArguments, canonicalJson } from './canonical.js';
+
+/** One tool call the model made, with the result the agent sent back (null while none has). */
+export interface ToolCallRecord {
+  readonly tool: string;
+  /** Canonical JSON of the arguments. */
+  readonly args: string;
+  /** `tool` and `args` together: two calls with the same key are the same call. */
+  readonly key: string;
+  /** The result with volatile parts (durations, timestamps) masked, or null when there is none yet. */
+  readonly result: string | null;
+  readonly isError: boolean;
+  /** Index of the message (or Responses input item) that carries the call. */
+  readonly message: number;
+}
+
+/** A tool as the request offers it to the model. */
+export interface ToolDefinition {
+  readonly name: string;
+  readonly description: string;
+  /** Canonical JSON of the input schema. */
+  readonly schema: string;
+}
+
+/** Text the model itself wrote (assistant prose), where code-as-action hides. */
+export interface AssistantText {
+  readonly text: string;
+  readonly message: number;
+}
+
+export interface ToolHistory {
+  readonly calls: readonly ToolCallRecord[];
+  readonly tools: readonly ToolDefinition[];
+  readonly assistantTexts: readonly AssistantText[];
+  /** For each message index, how many assistant turns came before it: DLP findings are counted per turn. */
+  readonly turnOfMessage: readonly number[];
+  /** Index of the last message the user wrote (not one only carrying tool results); -1 when none. */
+  readonly lastUserMessage: number;
+  /** A stable hash of the system prompt and the first user turn, naming the session when no header does. */
+  readonly fingerprint: string;
+}
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const asArray = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+/** Results are compared after masking what changes between identical runs. */
+const VOLATILE = /\d{4}-\d\d-\d\dT[\d:.]+Z?|\b\d+(?:\.\d+)?\s?(?:ms|s|sec|seconds)\b|\b0x[0-9a-f]{6,}\b/gi;
+const RESULT_KEEP_CHARS = 4096;
+/** Results without an explicit error flag (OpenAI) are read as errors when they start like one. */
+const ERROR_TEXT = /^\s*(?:error\b|exception\b|traceback\b|fatal\b|failed\b|command failed|exit (?:code|status) [1-9])|\bexit (?:code|status):? [1-9]\d*\b|\bnpm ERR!|\b\d+ (?:failed|failing)\b/i;
+
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  let out = '';
+  for (const part of asArray(content)) {
+    if (typeof part === 'string') out += part;
+    else if (isObject(part) && typeof part.text === 'string') out += (out ? '\n' : '') + part.text;
+  }
+  return out;
+}
+
+function maskResult(text: string): string {
+  const kept = text.length > RESULT_KEEP_CHARS ? text.slice(0, RESULT_KEEP_CHARS) + `…${text.length}` : text;
+  return kept.replace(VOLATILE, '#');
+}
+
+interface PendingCall {
+  tool: string;
+  args: string;
+  message: number;
+  result: string | null;
+  isError: boolean;
+}
+
+class HistoryBuilder {
+  private readonly calls: PendingCall[] = [];
+  private readonly byId = new Map<string, PendingCall>();
+  readonly assistantTexts: AssistantText[] = [];
+  readonly turnOfMessage: number[] = [];
+  lastUserMessage = -1;
+  private turn = 0;
+
+  call(id: unknown, tool: unknown, args: unknown, message: number): void {
+    if (typeof tool !== 'string' || tool === '') return;
+    const call: PendingCall = { tool, args: canonicalArguments(args), message, result: null, isError: false };
+    this.calls.push(call);
+    if (typeof id === 'string') this.byId.set(id, call);
+  }
+
+  result(id: unknown, content: unknown, flaggedError: boolean): void {
+    const call = typeof id === 'string' ? this.byId.get(id) : undefined;
+    if (call === undefined) return;
+    const text = textOf(content);
+    call.result = maskResult(text);
+    call.isError = flaggedError || ERROR_TEXT.test(text.slice(0, 2048));
+  }
+
+  assistantText(text: string, message: number): void {
+    if (text.trim() !== '') this.assistantTexts.push({ text, message });
+  }
+
+  enter(message: number, isAssistant: boolean): void {
+    if (isAssistant) this.turn++;
+    this.turnOfMessage[message] = this.turn;
+  }
+
+  records(): ToolCallRecord[] {
+    return this.calls.map((c) => ({ ...c, key: `${c.tool}\u0000${c.args}` }));
+  }
+}
+
+function readChatMessages(messages: unknown[], h: HistoryBuilder): void {
+  messages.forEach((m, i) => {
+    if (!isObject(m)) return;
+    h.enter(i, m.role === 'assistant');
+    if (m.role === 'assistant') {
+      if (typeof m.content === 'string') h.assistantText(m.content, i);
+      for (const block of asArray(m.content)) {
+        if (!isObject(block)) continue;
+        if (block.type === 'tool_use') h.call(block.id, block.name, block.input, i);
+        else if (block.type === 'text' && typeof block.text === 'string') h.assistantText(block.text, i);
+      }
+      for (const tc of asArray(m.tool_calls)) {
+        if (isObject(tc) && isObject(tc.function)) h.call(tc.id, tc.function.name, tc.function.arguments, i);
+      }
+    } else if (m.role === 'tool') {
+      h.result(m.tool_call_id, m.content, false);
+    } else if (m.role === 'user') {
+      if (typeof m.content === 'string' || asArray(m.content).some((b) => isObject(b) && b.type === 'text')) h.lastUserMessage = i;
+      for (const block of asArray(m.content)) {
+        if (isObject(block) && block.type === 'tool_result') h.result(block.tool_use_id, block.content, block.is_error === true);
+      }
+    }
+  });
+}
+
+function readResponsesInput(items: unknown[], h: HistoryBuilder): void {
+  items.forEach((item, i) => {
+    if (!isObject(item)) return;
+    const isCall = item.type === 'function_call' || item.type === 'custom_tool_call';
+    h.enter(i, isCall || item.role === 'assistant');
+    if (item.type === 'function_call') h.call(item.call_id, item.name, item.arguments, i);
+    else if (item.type === 'custom_tool_call') h.call(item.call_id, item.name, item.input, i);
+    else if (item.type === 'function_call_output' || item.type === 'custom_tool_call_output') h.result(item.call_id, item.output, false);
+    else if (item.role === 'assistant') h.assistantText(textOf(item.content), i);
+    else if (item.role === 'user') h.lastUserMessage = i;
+  });
+}
+
+function readTools(tools: unknown): ToolDefinition[] {
+  const out: ToolDefinition[] = [];
+  for (const t of asArray(tools)) {
+    if (!isObject(t)) continue;
+    // OpenAI chat nests the definition under `function`; Responses and Anthropic do not.
+    const def = isObject(t.function) ? t.function : t;
+    if (typeof def.name !== 'string') continue;
+    out.push({
+      name: def.name,
+      description: typeof def.description === 'string' ? def.description : '',
+      schema: canonicalJson(def.parameters ?? def.input_schema ?? null),
+    });
+  }
+  return out;
+}
+
+function fingerprintOf(body: Json): string {
+  const turns = Array.isArray(body.messages) ? body.messages : Array.isArray(body.input) ? body.input : [body.input];
+  const firstUser = turns.find((m) => isObject(m) && m.role === 'user') ?? null;
+  const seed = canonicalJson([body.system ?? body.instructions ?? null, turns.find((m) => isObject(m) && m.role === 'system') ?? null, firstUser]);
+  return createHash('sha256').update(seed).digest('hex').slice(0, 32);
+}
+
+/**
+ * The ordered tool calls of a request body with their results: OpenAI chat `tool_calls` and
+ * `tool` messages, Responses API `function_call` / `function_call_output` items, Anthropic
+ * `tool_use` / `tool_result` blocks.
+ */
+export function extractHistory(body: unknown): ToolHistory {
+  const h = new HistoryBuilder();
+  const json = isObject(body) ? body : {};
+  if (Array.isArray(json.messages)) readChatMessages(json.messages, h);
+  else if (Array.isArray(json.input)) readResponsesInput(json.input, h);
+  return {
+    calls: h.records(),
+    tools: readTools(json.tools),
+    assistantTexts: h.assistantTexts,
+    turnOfMessage: h.turnOfMessage,
+    lastUserMessage: h.lastUserMessage,
+    fingerprint: fingerprintOf(json),
+  };
+}
