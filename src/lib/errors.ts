@@ -128,6 +128,13 @@ export class PolicyBlockedError extends SvcError {
   }
 }
 
+/** The anomaly detectors stopped the session: a detector whose action is kill fired. */
+export class AnomalyKilledError extends PolicyBlockedError {
+  constructor(reason: string) {
+    super(`Refused by the anomaly detectors: ${reason}.`, 'anomaly_killed');
+  }
+}
+
 export class ModelNotAllowedError extends SvcError {
   constructor(model: string) {
     super(`The model '${model}' is not in this workspace's allowedModels.`, { code: 'model_not_allowed', status: 403, type: 'permission_error', param: 'model' });

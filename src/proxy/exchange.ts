@@ -3,7 +3,7 @@ import { traceId } from '../lib/ids.js';
 import { SvcError } from '../lib/errors.js';
 import type { Finding } from '../policy/inspect.js';
 import type { AttemptRecord } from './upstream-call.js';
-import type { Enforcement, TraceRecord } from '../traces/trace.js';
+import type { AnomalyTrace, Enforcement, TraceRecord } from '../traces/trace.js';
 import type { Usage } from '../traces/usage.js';
 import type { Wire } from '../upstream/target.js';
 import type { IntakeHeaders } from './intake.js';
@@ -78,6 +78,7 @@ export class Exchange {
   /** Upstream attempts that failed and were retried or fell back (the last attempt is the trace's own). */
   attempts: AttemptRecord[] = [];
   cache: 'hit' | 'miss' | null = null;
+  anomaly: AnomalyTrace | null = null;
 
   constructor(
     readonly res: HttpResponse,
@@ -290,6 +291,7 @@ export class Exchange {
       warnings: this.warnings,
       attempts: this.attempts,
       cache: this.cache,
+      anomaly: this.anomaly,
     };
   }
 

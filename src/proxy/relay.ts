@@ -61,6 +61,8 @@ export interface RelayRequest {
   readonly retry: RetryHook;
   /** Receives a complete successful response as relayed, for the exact cache; null when not caching. */
   readonly cache: ((response: CachedResponse) => void) | null;
+  /** Shown a complete non-streamed answer before the client; true when it was discarded and the model asked again. */
+  readonly reask?: ((answer: Buffer) => boolean) | null;
 }
 
 class ClientClosedError extends Error {
@@ -248,6 +250,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
         this.chunks = [];
         Object.assign(this.usage, usageFromJsonBytes(body));
         this.settleUsage();
+        if (this.req.reask?.(body) === true) return;
         this.inspectResponse(body).then(
           (relayed) => {
             this.keepForCache(relayed);

@@ -34,6 +34,7 @@ import { Exchange, type ExchangeHooks } from './exchange.js';
 import { upstreamRequestHeaders } from './forward-headers.js';
 import { isJsonContentType, readBody, readHeaders } from './intake.js';
 import { RelayHandler } from './relay.js';
+import { AnomalyResponder, type AnomalyPlan } from './anomaly-response.js';
 import { PROVIDER_ROUTES, type ProviderRoute } from './routes.js';
 
 export interface ProxyServerOptions {
@@ -92,6 +93,7 @@ export class ProxyServer implements ExchangeHooks {
   private readonly startedAt = Date.now();
   private readonly env: NodeJS.ProcessEnv;
   private readonly engine: PolicyEngine;
+  private readonly anomalies = new AnomalyResponder();
   port = 0;
 
   constructor(private readonly options: ProxyServerOptions) {
@@ -187,6 +189,7 @@ export class ProxyServer implements ExchangeHooks {
 
   settled(exchange: Exchange, trace: ReturnType<Exchange['toTrace']>): void {
     this.inflight.delete(exchange);
+    this.anomalies.settle(exchange, trace);
     // Settling never rejects (a store fault queues it); the request path does not wait for it.
     if (exchange.metered) {
       void this.options.store.settle({ workspace: exchange.workspace, id: exchange.id, actualUsd: exchange.costUsd ?? 0, now: this.now() });
@@ -275,7 +278,9 @@ export class ProxyServer implements ExchangeHooks {
         ex.enforcement = 'KILL';
         throw policyRefusal(inspection.blockedBy!);
       }
-      const hit = cached === undefined ? undefined : decodeCached(cached);
+      const anomaly = this.anomalies.plan(ex, route.kind, policy, inspection, inspection.body ?? raw);
+      // A steered or reasked request is not the request the cached answer was given to.
+      const hit = cached === undefined || anomaly.steered !== null || anomaly.reask !== null ? undefined : decodeCached(cached);
       if (hit !== undefined) {
         // A cached answer costs nothing: its reservation settles at zero, and a cap does not refuse it.
         this.replayCached(ex, hit);
@@ -296,16 +301,26 @@ export class ProxyServer implements ExchangeHooks {
           ? null
           : (response: CachedResponse) => void this.options.store.cacheSet(ex.workspace, cacheKey, encodeCached(response), config.limits.cacheTtlMs);
 
-      const outgoing = new OutgoingBody(inspection.body ?? raw, model, () => (inspection.body !== null ? (JSON.parse(inspection.body) as object) : envelope.data));
+      const sent = anomaly.steered ?? inspection.body;
+      const outgoing = new OutgoingBody(sent ?? raw, model, () => (sent !== null ? (JSON.parse(sent) as object) : envelope.data));
       const request = {
         raw,
         maxOutputTokens: maxOutputTokens(envelope.data),
         responsePolicy: route.inspectsResponse && Object.keys(policy.pii).length > 0 ? policy : null,
-        cache,
+        cache: anomaly.steered === null ? cache : null,
       };
+      const reasked = anomalyReaskBody(anomaly, model);
       new UpstreamCall(ex, targets, retry, (target, hook) => {
         const prepared = target === targets[0] ? first : this.prepare(ex, active, route, target, passthroughKey);
-        this.send(ex, config, route, prepared, outgoing.for(prepared.resolved.upstreamModel), request, hook);
+        const upstreamModel = prepared.resolved.upstreamModel;
+        const reask =
+          anomaly.reask === null
+            ? null
+            : (answer: Buffer) =>
+                this.anomalies.reask(ex, route.kind, anomaly.reask!, answer, () =>
+                  this.send(ex, config, route, prepared, reasked!.for(upstreamModel), { ...request, cache: null }, hook),
+                );
+        this.send(ex, config, route, prepared, outgoing.for(upstreamModel), { ...request, reask }, hook);
       }).start();
     } catch (err) {
       this.refuse(ex, err);
@@ -357,7 +372,13 @@ export class ProxyServer implements ExchangeHooks {
     route: ProviderRoute,
     prepared: PreparedTarget,
     body: Buffer | string,
-    request: { raw: Buffer; maxOutputTokens: number; responsePolicy: PolicyConfig | null; cache: ((response: CachedResponse) => void) | null },
+    request: {
+      raw: Buffer;
+      maxOutputTokens: number;
+      responsePolicy: PolicyConfig | null;
+      cache: ((response: CachedResponse) => void) | null;
+      reask?: ((answer: Buffer) => boolean) | null;
+    },
     hook: RetryHook,
   ): void {
     ex.model = prepared.resolved.requested;
@@ -376,6 +397,7 @@ export class ProxyServer implements ExchangeHooks {
       inspect: this.inspect,
       retry: hook,
       cache: request.cache,
+      reask: request.reask ?? null,
     });
     this.pools.get(prepared.upstream.origin).dispatch(
       {
@@ -437,6 +459,12 @@ export class ProxyServer implements ExchangeHooks {
 function policyRefusal(finding: Finding): PolicyBlockedError {
   const code = finding.detector.startsWith('pii.') ? 'dlp_blocked' : 'prompt_injection';
   return new PolicyBlockedError(`Blocked by policy: ${finding.detector} found in ${finding.where}.`, code);
+}
+
+/** The card version of a reasked request's body, per attempt model. */
+function anomalyReaskBody(plan: AnomalyPlan, model: string): OutgoingBody | null {
+  const reask = plan.reask;
+  return reask === null ? null : new OutgoingBody(reask.body, model, () => JSON.parse(reask.body) as object);
 }
 
 function storeHealth(store: Store): ReturnType<Store['health']> | null {

@@ -1,5 +1,23 @@
 import type { Finding } from '../policy/inspect.js';
+import type { AnomalyMode, AnomalyResponse } from '../policy/anomaly/anomaly-policy.js';
+import type { TracedAnomalyFinding } from '../policy/anomaly/guard.js';
 import type { AttemptRecord } from '../proxy/upstream-call.js';
+
+/** What the anomaly detectors found over the request's tool-call history, and what the gateway did. */
+export interface AnomalyTrace {
+  mode: AnomalyMode;
+  findings: readonly TracedAnomalyFinding[];
+  /** The strongest response drawn, or null when the findings were only recorded. */
+  response: AnomalyResponse | null;
+  /**
+   * `steered`: the card went upstream with the request; `reasked`: the model's answer continued
+   * the loop, was discarded, and the model was asked again with the card; `answer_accepted`: a
+   * reask whose first answer broke out of the loop; `killed`: refused.
+   */
+  outcome: 'steered' | 'reasked' | 'answer_accepted' | 'killed' | null;
+  /** The corrective card as it was sent (or would have been, for a reask the model's answer made unnecessary). */
+  card: string | null;
+}
 
 export type Enforcement = 'BYPASS' | 'ENHANCE' | 'HIJACK' | 'KILL';
 
@@ -36,6 +54,8 @@ export interface TraceRecord {
   warnings: readonly string[];
   /** Upstream attempts that failed and were retried or fell back; the final attempt is this record's model, provider and status. */
   attempts: readonly AttemptRecord[];
+  /** The anomaly detectors' part; null when they are off or the route carries no conversation. */
+  anomaly: AnomalyTrace | null;
   /** The exact response cache's part: `hit`, `miss`, or null when it was not consulted. */
   cache: 'hit' | 'miss' | null;
 }
