@@ -40,6 +40,8 @@ export interface AnomalyPolicy {
   readonly mode: AnomalyMode;
   /** The action each detector takes in enforce mode: its ceiling, lowered by any override. */
   readonly actions: Readonly<Record<AnomalyDetectorId, AnomalyAction>>;
+  /** The overrides in force (workspace over environment), which also cap anomaly_enforcement. */
+  readonly overrides: Readonly<Partial<Record<AnomalyDetectorId, AnomalyAction>>>;
   readonly enforcement: AnomalyEnforcement;
   /** Parts of the environment that were ignored, and why; logged once when the policy is applied. */
   readonly ignored: readonly string[];
@@ -110,12 +112,14 @@ export function resolveAnomalyPolicy(settings: WorkspaceSettings, env: NodeJS.Pr
     else ignored.push(`SVC_MCP_ANOMALY_MODE '${env.SVC_MCP_ANOMALY_MODE}' is not enforce, warn or off; using enforce`);
   }
   const fromEnv = envOverrides(env.SVC_MCP_ANOMALY_OVERRIDES, ignored);
+  const overrides: Partial<Record<AnomalyDetectorId, AnomalyAction>> = { ...fromEnv, ...settings.mcpAnomalyOverrides };
   const actions = {} as Record<AnomalyDetectorId, AnomalyAction>;
-  for (const id of ANOMALY_DETECTOR_IDS) actions[id] = settings.mcpAnomalyOverrides?.[id] ?? fromEnv[id] ?? CEILINGS[id];
+  for (const id of ANOMALY_DETECTOR_IDS) actions[id] = overrides[id] ?? CEILINGS[id];
   const e = settings.anomaly_enforcement;
   return {
     mode,
     actions,
+    overrides,
     enforcement: {
       enabled: e?.enabled ?? false,
       minRepeats: e?.minRepeats ?? 3,

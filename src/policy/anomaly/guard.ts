@@ -27,17 +27,21 @@ function lower(a: AnomalyAction, b: AnomalyAction): AnomalyAction {
   return ACTION_RANK[a] <= ACTION_RANK[b] ? a : b;
 }
 
-/** What one finding draws under the policy, given how often its detector fired in the session. */
+/**
+ * What one finding draws under the policy, given how often its detector fired in the session.
+ * A category anomaly_enforcement covers waits for minRepeats findings at minConfidence, then
+ * draws its action (HIJACK steers, KILL blocks, as seed 001 says), capped by an override; any
+ * other acts on each finding at ACT_CONFIDENCE with the detector's own action.
+ */
 function responseTo(policy: AnomalyPolicy, finding: AnomalyFinding, count: number): AnomalyAction {
-  let action = policy.actions[finding.detector];
   const e = policy.enforcement;
   if (e.enabled && (e.categories.length === 0 || e.categories.includes(finding.detector))) {
     if (count < e.minRepeats || finding.confidence < e.minConfidence) return 'off';
-    action = lower(action, e.action === 'KILL' ? 'kill' : 'steer');
-  } else if (finding.confidence < ACT_CONFIDENCE) {
-    return 'off';
+    const action: AnomalyAction = e.action === 'KILL' ? 'kill' : 'steer';
+    const override = policy.overrides[finding.detector];
+    return override === undefined ? action : lower(action, override);
   }
-  return action;
+  return finding.confidence < ACT_CONFIDENCE ? 'off' : policy.actions[finding.detector];
 }
 
 /**
