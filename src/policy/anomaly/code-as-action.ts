@@ -30,6 +30,17 @@ const RUN_THIS = new RE2(
   'i',
 );
 
+/** The string values of a call's canonical arguments, unescaped, one per line. */
+function argumentText(args: string): string {
+  const out: string[] = [];
+  const collect = (v: unknown): void => {
+    if (typeof v === 'string') out.push(v);
+    else if (typeof v === 'object' && v !== null) for (const x of Object.values(v)) collect(x);
+  };
+  collect(JSON.parse(args));
+  return out.join('\n');
+}
+
 /** Confidences: executing code is the clear case; a run-this code block alone is only worth a note. */
 const EXECUTING = 0.95;
 const RUN_THIS_BLOCK = 0.6;
@@ -47,7 +58,7 @@ export function detectCodeAsAction(history: ToolHistory): AnomalyFinding | null 
   const tools = new Set<string>();
   for (const call of history.calls) {
     if (call.message <= from) continue;
-    if (EXECUTING_CODE.test(call.args)) {
+    if (EXECUTING_CODE.test(argumentText(call.args))) {
       executing++;
       tools.add(call.tool);
     }
@@ -70,7 +81,7 @@ export function detectCodeAsAction(history: ToolHistory): AnomalyFinding | null 
   };
 }
 
-/** Whether text the model produced carries executing code (the reask continuation test). */
-export function carriesExecutingCode(text: string): boolean {
-  return EXECUTING_CODE.test(text);
+/** Whether a call the model made, or text it wrote, carries executing code (the reask continuation test). */
+export function carriesExecutingCode(what: { args: string } | { text: string }): boolean {
+  return EXECUTING_CODE.test('args' in what ? argumentText(what.args) : what.text);
 }

@@ -26,7 +26,7 @@ export function answerContinues(kind: RouteKind, answer: unknown, acting: Readon
     if ('loopKeys' in f) return history.calls.some((c) => f.loopKeys.includes(c.key));
     switch (f.detector) {
       case 'code_as_action':
-        return history.calls.some((c) => carriesExecutingCode(c.args)) || history.assistantTexts.some((t) => carriesExecutingCode(t.text));
+        return history.calls.some(carriesExecutingCode) || history.assistantTexts.some(carriesExecutingCode);
       case 'tool_poisoning':
         return history.calls.some((c) => f.tools.includes(c.tool));
       default:

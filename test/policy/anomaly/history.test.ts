@@ -1,0 +1,69 @@
+import t from 'tap';
+import { canonicalArguments, canonicalJson } from '../../../src/policy/anomaly/canonical.js';
+import { extractHistory } from '../../../src/policy/anomaly/history.js';
+
+t.test('canonical JSON sorts keys at every level; argument strings are parsed first', async (t) => {
+  t.equal(canonicalJson({ b: 1, a: { d: [{ z: 1, y: 2 }], c: null } }), '{"a":{"c":null,"d":[{"y":2,"z":1}]},"b":1}');
+  t.equal(canonicalArguments('{"path":"a","limit":1}'), canonicalArguments({ limit: 1, path: 'a' }));
+  t.equal(canonicalArguments('not json '), '"not json"');
+  t.equal(canonicalArguments(undefined), '{}');
+});
+
+t.test('OpenAI chat: tool_calls paired with tool messages by id, errors read from the text', async (t) => {
+  const h = extractHistory({
+    messages: [
+      { role: 'system', content: 'be good' },
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: 'Looking.', tool_calls: [
+        { id: 'a', type: 'function', function: { name: 'bash', arguments: '{"command":"ls","cwd":"."}' } },
+        { id: 'b', type: 'function', function: { name: 'read', arguments: '{}' } },
+      ] },
+      { role: 'tool', tool_call_id: 'b', content: 'Error: ENOENT' },
+      { role: 'tool', tool_call_id: 'a', content: [{ type: 'text', text: 'done in 1.5s at 2025-01-02T03:04:05Z' }] },
+    ],
+  });
+  t.match(h.calls, [
+    { tool: 'bash', args: '{"command":"ls","cwd":"."}', result: 'done in # at #', isError: false, message: 2 },
+    { tool: 'read', args: '{}', result: 'Error: ENOENT', isError: true, message: 2 },
+  ]);
+  t.same(h.assistantTexts, [{ text: 'Looking.', message: 2 }]);
+  t.same(h.turnOfMessage, [0, 0, 1, 1, 1]);
+  t.equal(h.lastUserMessage, 1);
+});
+
+t.test('Anthropic: tool_use and tool_result blocks, is_error honoured, tools with input_schema', async (t) => {
+  const h = extractHistory({
+    system: 'sys',
+    tools: [{ name: 'bash', description: 'Run it', input_schema: { type: 'object', properties: { command: { type: 'string' } } } }],
+    messages: [
+      { role: 'user', content: 'start' },
+      { role: 'assistant', content: [{ type: 'text', text: 'ok' }, { type: 'tool_use', id: 't1', name: 'bash', input: { command: 'make' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'boom', is_error: true }] },
+    ],
+  });
+  t.match(h.calls, [{ tool: 'bash', args: '{"command":"make"}', result: 'boom', isError: true }]);
+  t.match(h.tools, [{ name: 'bash', description: 'Run it', schema: '{"properties":{"command":{"type":"string"}},"type":"object"}' }]);
+  t.equal(h.lastUserMessage, 0, 'a turn of tool results is not the user speaking');
+});
+
+t.test('Responses API: function_call and function_call_output items', async (t) => {
+  const h = extractHistory({
+    instructions: 'sys',
+    tools: [{ type: 'function', name: 'grep', description: 'Search', parameters: { type: 'object' } }],
+    input: [
+      { role: 'user', content: 'find it' },
+      { type: 'function_call', call_id: 'c1', name: 'grep', arguments: '{"pattern":"x"}' },
+      { type: 'function_call_output', call_id: 'c1', output: 'src/a.ts:1' },
+    ],
+  });
+  t.match(h.calls, [{ tool: 'grep', args: '{"pattern":"x"}', result: 'src/a.ts:1' }]);
+  t.match(h.tools, [{ name: 'grep', description: 'Search' }]);
+});
+
+t.test('the fingerprint names a session by its first turns, whatever follows', async (t) => {
+  const start = [{ role: 'system', content: 's' }, { role: 'user', content: 'task A' }];
+  const a = extractHistory({ messages: start }).fingerprint;
+  t.equal(extractHistory({ messages: [...start, { role: 'assistant', content: 'hi' }] }).fingerprint, a);
+  t.not(extractHistory({ messages: [start[0], { role: 'user', content: 'task B' }] }).fingerprint, a);
+  t.same(extractHistory('nonsense').calls, []);
+});
