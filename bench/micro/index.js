@@ -7,6 +7,8 @@
  * `npm run bench -- micro` runs them all, `npm run bench -- <name>` one of them. Entries
  * import what they measure from dist/ inside `run()`, so the registry loads without a build.
  */
+import { anomalyAccuracyBenchmark } from './anomaly-accuracy.js';
+import { anomalyCostBenchmark } from './anomaly-cost.js';
 import { dlpAccuracyBenchmark } from './dlp-accuracy.js';
 import { dlpScanBenchmark } from './dlp-scan.js';
 import { inspectBenchmark } from './inspect.js';
@@ -21,4 +23,12 @@ import { traceIdBenchmark } from './trace-id.js';
  */
 
 /** @type {MicroBenchmark[]} */
-export const MICRO_BENCHMARKS = [sseFramerBenchmark, traceIdBenchmark, inspectBenchmark, dlpScanBenchmark, dlpAccuracyBenchmark];
+export const MICRO_BENCHMARKS = [
+  sseFramerBenchmark,
+  traceIdBenchmark,
+  inspectBenchmark,
+  dlpScanBenchmark,
+  dlpAccuracyBenchmark,
+  anomalyAccuracyBenchmark,
+  anomalyCostBenchmark,
+];

@@ -4,14 +4,16 @@ import { round2, type AnomalyFinding } from './finding.js';
 
 /**
  * Code that fetches or decodes something and executes it in the same breath. RE2 (linear time):
- * these run over model output, which an attacker may shape.
+ * these run over model output, which an attacker may shape. The patterns also match inside JSON
+ * text (a quote may be escaped), so one pass over all the calls' raw arguments rules most
+ * requests out before any argument is parsed.
  */
 const EXECUTING_CODE = new RE2(
   [
     // Download piped into an interpreter: curl … | sh, wget -qO- … | sudo bash, iwr … | iex
     String.raw`\b(?:curl|wget|iwr|invoke-webrequest)\b[^\n|]{0,300}\|\s*(?:sudo\s+(?:-\S+\s+)*)?(?:(?:ba|z|da|k)?sh|python[23]?|node|perl|ruby|iex)\b`,
     // A download run through process or command substitution: bash <(curl …), sh -c "$(wget …)"
-    String.raw`\b(?:ba|z)?sh\s+(?:-c\s+)?["']?(?:<\(|\$\()\s*(?:curl|wget)\b`,
+    String.raw`\b(?:ba|z)?sh\s+(?:-c\s+)?\\?["']?(?:<\(|\$\()\s*(?:curl|wget)\b`,
     // PowerShell download cradles
     String.raw`\b(?:iex|invoke-expression)\b[^\n]{0,60}(?:iwr|invoke-webrequest|downloadstring|net\.webclient)`,
     String.raw`downloadstring\([^)\n]{0,300}\)\s*\|\s*iex\b`,
@@ -53,18 +55,20 @@ const RUN_THIS_BLOCK = 0.6;
  */
 export function detectCodeAsAction(history: ToolHistory): AnomalyFinding | null {
   const from = history.lastUserMessage;
+  const calls = history.calls.filter((c) => c.message > from);
+  const texts = history.assistantTexts.filter((t) => t.message > from);
   let executing = 0;
   let runThis = 0;
   const tools = new Set<string>();
-  for (const call of history.calls) {
-    if (call.message <= from) continue;
-    if (EXECUTING_CODE.test(argumentText(call.args))) {
-      executing++;
-      tools.add(call.tool);
+  if (calls.length > 0 && EXECUTING_CODE.test(calls.map((c) => c.argsText).join('\n'))) {
+    for (const call of calls) {
+      if (EXECUTING_CODE.test(argumentText(call.args))) {
+        executing++;
+        tools.add(call.tool);
+      }
     }
   }
-  for (const { text, message } of history.assistantTexts) {
-    if (message <= from) continue;
+  for (const { text } of texts) {
     if (EXECUTING_CODE.test(text)) executing++;
     else if (SHELL_BLOCK.test(text) && RUN_THIS.test(text)) runThis++;
   }

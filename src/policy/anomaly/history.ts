@@ -1,9 +1,11 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { canonicalArguments, canonicalJson } from './canonical.js';
 
 /** One tool call the model made, with the result the agent sent back (null while none has). */
 export interface ToolCallRecord {
   readonly tool: string;
+  /** The arguments as JSON text, as the request carried them (not canonical). */
+  readonly argsText: string;
   /** Canonical JSON of the arguments. */
   readonly args: string;
   /** `tool` and `args` together: two calls with the same key are the same call. */
@@ -66,17 +68,45 @@ function maskResult(text: string): string {
   return kept.replace(VOLATILE, '#');
 }
 
-interface PendingCall {
-  tool: string;
-  args: string;
-  message: number;
-  result: string | null;
-  isError: boolean;
+/**
+ * A call read from the body. The loop detectors only look at the tail of a long history, so the
+ * canonical arguments and the masked result are worked out when first asked for.
+ */
+class CallRecord implements ToolCallRecord {
+  private canonical: string | undefined;
+  private masked: string | null | undefined;
+  private error: boolean | undefined;
+  private keyed: string | undefined;
+  rawResult: string | null = null;
+  flaggedError = false;
+
+  constructor(
+    readonly tool: string,
+    readonly argsText: string,
+    readonly message: number,
+  ) {}
+
+  get args(): string {
+    return (this.canonical ??= canonicalArguments(this.argsText));
+  }
+
+  get key(): string {
+    return (this.keyed ??= `${this.tool}\u0000${this.args}`);
+  }
+
+  get result(): string | null {
+    if (this.masked === undefined) this.masked = this.rawResult === null ? null : maskResult(this.rawResult);
+    return this.masked;
+  }
+
+  get isError(): boolean {
+    return (this.error ??= this.flaggedError || (this.rawResult !== null && ERROR_TEXT.test(this.rawResult.slice(0, 2048))));
+  }
 }
 
 class HistoryBuilder {
-  private readonly calls: PendingCall[] = [];
-  private readonly byId = new Map<string, PendingCall>();
+  readonly calls: CallRecord[] = [];
+  private readonly byId = new Map<string, CallRecord>();
   readonly assistantTexts: AssistantText[] = [];
   readonly turnOfMessage: number[] = [];
   lastUserMessage = -1;
@@ -84,7 +114,7 @@ class HistoryBuilder {
 
   call(id: unknown, tool: unknown, args: unknown, message: number): void {
     if (typeof tool !== 'string' || tool === '') return;
-    const call: PendingCall = { tool, args: canonicalArguments(args), message, result: null, isError: false };
+    const call = new CallRecord(tool, typeof args === 'string' ? args : JSON.stringify(args ?? {}), message);
     this.calls.push(call);
     if (typeof id === 'string') this.byId.set(id, call);
   }
@@ -92,9 +122,8 @@ class HistoryBuilder {
   result(id: unknown, content: unknown, flaggedError: boolean): void {
     const call = typeof id === 'string' ? this.byId.get(id) : undefined;
     if (call === undefined) return;
-    const text = textOf(content);
-    call.result = maskResult(text);
-    call.isError = flaggedError || ERROR_TEXT.test(text.slice(0, 2048));
+    call.rawResult = textOf(content);
+    call.flaggedError = flaggedError;
   }
 
   assistantText(text: string, message: number): void {
@@ -104,10 +133,6 @@ class HistoryBuilder {
   enter(message: number, isAssistant: boolean): void {
     if (isAssistant) this.turn++;
     this.turnOfMessage[message] = this.turn;
-  }
-
-  records(): ToolCallRecord[] {
-    return this.calls.map((c) => ({ ...c, key: `${c.tool}\u0000${c.args}` }));
   }
 }
 
@@ -169,7 +194,7 @@ function fingerprintOf(body: Json): string {
   const turns = Array.isArray(body.messages) ? body.messages : Array.isArray(body.input) ? body.input : [body.input];
   const firstUser = turns.find((m) => isObject(m) && m.role === 'user') ?? null;
   const seed = canonicalJson([body.system ?? body.instructions ?? null, turns.find((m) => isObject(m) && m.role === 'system') ?? null, firstUser]);
-  return createHash('sha256').update(seed).digest('hex').slice(0, 32);
+  return hash('sha256', seed).slice(0, 32);
 }
 
 /**
@@ -183,7 +208,7 @@ export function extractHistory(body: unknown): ToolHistory {
   if (Array.isArray(json.messages)) readChatMessages(json.messages, h);
   else if (Array.isArray(json.input)) readResponsesInput(json.input, h);
   return {
-    calls: h.records(),
+    calls: h.calls,
     tools: readTools(json.tools),
     assistantTexts: h.assistantTexts,
     turnOfMessage: h.turnOfMessage,

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import RE2 from 're2';
 import type { ToolDefinition } from './history.js';
 import { round2, type AnomalyFinding } from './finding.js';
@@ -30,10 +30,13 @@ const SIGNS: ReadonlyArray<readonly [kind: string, pattern: RE2]> = [
   ],
 ];
 
+/** All the signs in one pattern: one pass over every definition rules most requests out. */
+const ANY_SIGN = new RE2(SIGNS.map(([, re]) => `(?:${re.source})`).join('|'), 'i');
+
 /** Per tool, a hash of its description and input schema: a change within a session is a rug pull. */
 export function toolHashes(tools: readonly ToolDefinition[]): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const t of tools) out[t.name] = createHash('sha256').update(t.description).update('\u0000').update(t.schema).digest('hex').slice(0, 24);
+  for (const t of tools) out[t.name] = hash('sha256', `${t.description}\u0000${t.schema}`).slice(0, 24);
   return out;
 }
 
@@ -43,6 +46,7 @@ export function toolHashes(tools: readonly ToolDefinition[]): Record<string, str
  * earlier hashes and is judged on the main thread (see session.ts).
  */
 export function detectPoisonedTools(tools: readonly ToolDefinition[]): AnomalyFinding | null {
+  if (tools.length === 0 || !ANY_SIGN.test(tools.map((t) => `${t.description}\n${t.schema}`).join('\n'))) return null;
   const poisoned: string[] = [];
   const kinds = new Set<string>();
   for (const t of tools) {
