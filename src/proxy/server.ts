@@ -291,7 +291,8 @@ export class ProxyServer implements ExchangeHooks {
         throw new HardCapExceededError(budget);
       }
       if (budget.overCap) ex.warnings.push(`over_${budget.cap ?? 'daily'}_cap`);
-      if (inspection.verdict === 'modified') ex.enforcement = 'ENHANCE';
+      // A steered request was modified too; HIJACK says more.
+      if (inspection.verdict === 'modified' && ex.enforcement === 'BYPASS') ex.enforcement = 'ENHANCE';
       if (cacheKey !== null) {
         ex.cache = 'miss';
         ex.extraHeaders = [...ex.extraHeaders, ['x-svc-cache', 'miss']];

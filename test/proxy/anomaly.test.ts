@@ -260,3 +260,19 @@ t.test('healthy sessions pass untouched', async (t) => {
   await anthropic.messages.create(bodyOf('healthy-test-fix-anthropic', 'claude-sonnet-4') as any);
   t.match(lastTrace(), { enforcement: 'BYPASS', anomaly: null });
 });
+
+t.test('dlp_escalation: growing DLP findings are killed; lowered to steer, the card joins the redacted body', async (t) => {
+  const killed = await setup(t);
+  const err = await killed.openai.chat.completions.create(bodyOf('dlp-growing-cards-openai') as any).catch((e: unknown) => e);
+  t.match(err, { status: 403, code: 'anomaly_killed', message: /dlp_escalation \(sensitive data found in 4 turns in a row, growing from 1 to 6 findings\)/ });
+  t.notMatch(JSON.stringify((err as InstanceType<typeof OpenAI.APIError>).error), /4111|5555/, 'no card number in the refusal');
+
+  const steered = await setup(t, { settings: { mcpAnomalyOverrides: { dlp_escalation: 'steer' } } });
+  const { response } = await steered.openai.chat.completions.create(bodyOf('dlp-growing-cards-openai') as any).withResponse();
+  t.equal(response.headers.get('x-svc-enforcement'), 'HIJACK');
+  const sent = JSON.stringify(steered.mock.requests.at(-1)!.body);
+  t.match(sent, '[REDACTED:pii.card]');
+  t.notMatch(sent, /4111 1111 1111 1111/, 'the redaction survives the card');
+  t.match(sent, CARD_HEAD);
+  t.match(steered.lastTrace(), { findings: [{ detector: 'pii.card', action: 'redact' }], anomaly: { response: 'steer', findings: [{ detector: 'dlp_escalation' }] } });
+});
