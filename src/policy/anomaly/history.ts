@@ -50,7 +50,7 @@ const asArray = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 /** Results are compared after masking what changes between identical runs. */
 const VOLATILE = /\d{4}-\d\d-\d\dT[\d:.]+Z?|\b\d+(?:\.\d+)?\s?(?:ms|s|sec|seconds)\b|\b0x[0-9a-f]{6,}\b/gi;
 const RESULT_KEEP_CHARS = 4096;
-/** Results without an explicit error flag (OpenAI) are read as errors when they start like one. */
+/** Results without an explicit error flag (OpenAI) are errors when they start like one or report a failure. */
 const ERROR_TEXT = /^\s*(?:error\b|exception\b|traceback\b|fatal\b|failed\b|command failed|exit (?:code|status) [1-9])|\bexit (?:code|status):? [1-9]\d*\b|\bnpm ERR!|\b\d+ (?:failed|failing)\b/i;
 
 function textOf(content: unknown): string {
