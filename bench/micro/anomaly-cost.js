@@ -45,7 +45,7 @@ export const anomalyCostBenchmark = {
     const { buildPolicyConfig } = await import('../../dist/policy/policy-config.js');
     const body = history();
     const policy = buildPolicyConfig({ version: 'bench', settings: {}, localPii: undefined, env: {} });
-    const findings = detectAnomalies(body, []).findings.map((f) => f.detector).join(',');
+    const findings = (detectAnomalies(body, [])?.findings ?? []).map((f) => f.detector).join(',');
     const bodies = Array.from({ length: ROUNDS }, () => structuredClone(body));
     const detectSeconds = medianSeconds(() => {
       for (const b of bodies) detectAnomalies(b, []);

@@ -26,7 +26,7 @@ export interface Inspection {
   /** The first blocking finding, when the verdict is `blocked` (or would have been, in shadow mode). */
   readonly blockedBy: Finding | null;
   readonly shadow: boolean;
-  /** What the anomaly detectors found in the tool-call history; null when they are off. */
+  /** What the anomaly detectors found in the tool-call history; null when they are off or there is no conversation. */
   readonly anomaly: AnomalyReport | null;
 }
 

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
@@ -8,7 +8,6 @@ import { request } from 'undici';
 import { startMockProvider } from '../../bench/mock/provider.js';
 import { spawnProxy, startProxy } from '../helpers/proxy.js';
 import { anomalyFixtureSchema, type AnomalyFixture } from '../../src/policy/anomaly/evaluate.js';
-import { readFileSync } from 'node:fs';
 import type { TraceRecord } from '../../src/traces/trace.js';
 
 type Json = Record<string, any>;
@@ -180,12 +179,17 @@ t.test('raising an override is refused: settings refuse to load, the environment
   t.match(lastTrace(), { enforcement: 'HIJACK', anomaly: { response: 'steer' } }, 'the ceiling still holds');
 });
 
-t.test('svc proxy exits 2 naming a raising override in its config', async (t) => {
+t.test('svc proxy exits 2 naming a raising override in its config, and logs an ignored environment entry', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-anomaly-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const config = join(dir, 'config.json');
   writeFileSync(config, JSON.stringify({ settings: { mcpAnomalyOverrides: { consecutive_repeat: 'kill' } } }));
   await t.rejects(spawnProxy(t, ['--config', config], { SVC_HOME: dir }), /consecutive_repeat: 'kill' would raise the detector above its ceiling 'reask'/);
+
+  const proxy = await spawnProxy(t, [], { SVC_HOME: dir, SVC_MCP_ANOMALY_OVERRIDES: 'code_as_action=steer,ping_pong_cycle=kill' });
+  t.match(proxy.readyLine, /listening/);
+  t.match(proxy.stderr(), /ping_pong_cycle=kill' would raise the detector above its ceiling 'reask'; ignored/);
+  t.notMatch(proxy.stderr(), /code_as_action/);
 });
 
 t.test('anomaly_enforcement: acts once a category has minRepeats findings at minConfidence in the session', async (t) => {

@@ -14,11 +14,20 @@ export interface AnomalyReport {
   readonly fingerprint: string;
 }
 
+/** Whether a body carries a conversation (`messages` or Responses `input`): a response body does not. */
+function carriesConversation(body: unknown): boolean {
+  if (typeof body !== 'object' || body === null) return false;
+  const b = body as Record<string, unknown>;
+  return Array.isArray(b.messages) || b.input !== undefined;
+}
+
 /**
- * Runs every stateless anomaly detector over a request body. `dlpFindingMessages` holds, per DLP
- * finding of this body, the index of the message it is in.
+ * Runs every stateless anomaly detector over a request body; null when it carries no
+ * conversation. `dlpFindingMessages` holds, per DLP finding of this body, the index of the
+ * message it is in.
  */
-export function detectAnomalies(body: unknown, dlpFindingMessages: readonly number[]): AnomalyReport {
+export function detectAnomalies(body: unknown, dlpFindingMessages: readonly number[]): AnomalyReport | null {
+  if (!carriesConversation(body)) return null;
   const history = extractHistory(body);
   const findings: Array<AnomalyFinding | LoopFinding> = [...detectLoops(history.calls)];
   for (const f of [detectCodeAsAction(history), detectPoisonedTools(history.tools), detectDlpEscalation(dlpFindingMessages, history.turnOfMessage)]) {
