@@ -54,7 +54,7 @@ export interface TraceRecord {
   warnings: readonly string[];
   /** Upstream attempts that failed and were retried or fell back; the final attempt is this record's model, provider and status. */
   attempts: readonly AttemptRecord[];
-  /** The anomaly detectors' part; null when they are off or the route carries no conversation. */
+  /** The anomaly detectors' part; null when they are off, found nothing, or the route carries no conversation. */
   anomaly: AnomalyTrace | null;
   /** The exact response cache's part: `hit`, `miss`, or null when it was not consulted. */
   cache: 'hit' | 'miss' | null;
