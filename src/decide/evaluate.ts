@@ -51,6 +51,8 @@ export interface EvaluateOptions {
   /** Milliseconds left for this rule; the engine's timeout when the caller has no deadline. */
   readonly timeLeftMs?: number;
   readonly signal?: AbortSignal;
+  /** Ask the model even when answers are cached (evals). */
+  readonly fresh?: boolean;
 }
 
 /** The legacy local judge's scoring: σ(½·logit(p_a) + ½·logit(p_r1)) against its own band. */
@@ -201,13 +203,13 @@ export class DecideEngine {
     let pYes: Record<string, number>;
     let model: string;
     let cached = false;
-    const hit = this.cache.get(rule.hash, subject, this.now());
+    const hit = opts.fresh === true ? undefined : this.cache.get(rule.hash, subject, this.now());
     if (hit !== undefined) {
       ({ pYes, model } = hit);
       cached = true;
     } else {
       const p95 = this.latencies.p95(rule.hash, active.pinnedP95Ms);
-      if (p95 !== undefined && p95 > timeLeft) {
+      if (opts.fresh !== true && p95 !== undefined && p95 > timeLeft) {
         return this.escalated(base, opts, {}, elapsed(), `the rule's p95 of ${Math.round(p95)} ms does not fit the ${Math.round(timeLeft)} ms left`, rule.record.escalate);
       }
       const abort = new AbortController();

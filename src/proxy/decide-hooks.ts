@@ -1,0 +1,25 @@
+import type { Logger } from '../lib/logger.js';
+import type { DecideRuntime } from '../decide/runtime.js';
+import type { Exchange } from './exchange.js';
+import { carriesNotes, type JudgeText } from './response-notes.js';
+import type { ProviderRoute } from './routes.js';
+
+/**
+ * The response-path judge for one request: the note decide `on: response` rules write, recorded
+ * on the trace (HIJACK: the agent is steered by it). Null when no rule judges this route's responses.
+ */
+export function responseNotesFor(decide: DecideRuntime | null, ex: Exchange, route: ProviderRoute, logger: Logger): JudgeText | null {
+  if (decide === null || !route.inspectsResponse || !carriesNotes(route.kind) || !decide.judgesResponses) return null;
+  return async (text) => {
+    try {
+      const note = await decide.noteFor(text, { traceId: ex.id });
+      if (note === null) return null;
+      ex.warnings.push(`decide_${note.verdict.toLowerCase()}:${note.rule}`);
+      ex.enforcement = 'HIJACK';
+      return note.text;
+    } catch (err) {
+      logger.error({ err, traceId: ex.id }, 'decide response judge failed; the response is relayed without a note');
+      return null;
+    }
+  };
+}
