@@ -13,6 +13,8 @@ export interface ResponseNote {
 
 export interface ResponseContext {
   readonly traceId: string;
+  /** Receives every decision about this response, shadow ones included. */
+  readonly record?: (decision: RuleDecision) => void;
 }
 
 /** Writes the note body of a VIOLATION; the legacy free-text judge supplies its own. */
@@ -49,6 +51,7 @@ export class ResponseJudge {
     let ambiguous: ResponseNote | null = null;
     for (const decision of decisions) {
       this.options.onDecision?.(decision, ctx);
+      ctx.record?.(decision);
       if (decision.stamp === 'shadow' || decision.outcome === 'allow') continue;
       if (decision.outcome === 'refuse') {
         const body = (await this.options.violationNote?.(decision, responseText)) ?? `this response breaks the SOP behind decide rule '${decision.rule}'.`;

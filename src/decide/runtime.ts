@@ -41,7 +41,11 @@ export class DecideRuntime {
     this.freeText = legacy?.freeText ?? null;
     this.freeTextDecides = legacy !== null && legacy.typed === null && this.freeText !== null;
     const onDecision = options.onDecision === undefined ? undefined : (d: RuleDecision, ctx: ResponseContext) => options.onDecision!(d, ctx.traceId);
-    this.tools = new DecideToolJudge(this.engine, { logger, onDecision: onDecision === undefined ? undefined : (d, _call, ctx) => onDecision(d, ctx) });
+    this.tools = new DecideToolJudge(this.engine, {
+      logger,
+      unreadable: options.loaded.unreadable,
+      onDecision: onDecision === undefined ? undefined : (d, _call, ctx) => onDecision(d, ctx),
+    });
     this.responseJudges = [new ResponseJudge(this.engine, { logger, onDecision })];
     if (this.legacyEngine !== null) {
       const freeText = this.freeText;

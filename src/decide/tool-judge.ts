@@ -1,6 +1,8 @@
 import type { Logger } from '../lib/logger.js';
 import type { ToolCall, ToolCallContext, ToolCallJudge, ToolVerdict } from '../policy/tool-judge.js';
 import { toolCallSubject, type DecideEngine, type RuleDecision } from './evaluate.js';
+import { EVERY_TOOL } from './snapshot.js';
+import type { UnreadableLine } from './sop-loader.js';
 
 /**
  * Harnesses with a person at the keyboard who can answer a hold. Anything else (CI, SDK apps,
@@ -28,6 +30,8 @@ export interface DecideToolJudgeOptions {
   readonly failClosed?: boolean;
   /** Every decision, shadow ones included, for traces. */
   readonly onDecision?: (decision: RuleDecision, call: ToolCall, ctx: ToolCallContext) => void;
+  /** `decide:` lines that do not read: their tools (every tool when none could be read) are refused until fixed. */
+  readonly unreadable?: readonly UnreadableLine[];
 }
 
 /** Judges the tool calls in a response with the decide `tool_call` rules that name their tools. */
@@ -38,7 +42,7 @@ export class DecideToolJudge implements ToolCallJudge {
   ) {}
 
   get active(): boolean {
-    return this.engine.active.some((a) => a.rule.record.on === 'tool_call');
+    return (this.options.unreadable?.length ?? 0) > 0 || this.engine.active.some((a) => a.rule.record.on === 'tool_call');
   }
 
   judge(calls: readonly ToolCall[], ctx: ToolCallContext): Promise<readonly ToolVerdict[]> {
@@ -46,6 +50,11 @@ export class DecideToolJudge implements ToolCallJudge {
   }
 
   private async judgeOne(call: ToolCall, ctx: ToolCallContext): Promise<ToolVerdict> {
+    const broken = this.options.unreadable?.find((u) => u.tools === null || u.tools.includes(call.name) || u.tools.includes(EVERY_TOOL));
+    if (broken !== undefined) {
+      const at = `${broken.file}:${broken.line}`;
+      return { action: 'block', source: 'decide', rule: `decide-fallback:unreadable:${at}`, reason: `SNAPSHOT: the decide: line at ${at} does not read, so ${call.name} is refused until it is fixed (${broken.problems[0]})` };
+    }
     const rules = this.engine.toolRules(call.name);
     if (rules.length === 0) return { action: 'allow' };
     const canAskPerson = this.options.canAskPerson?.(ctx) ?? (ctx.harness !== null && INTERACTIVE_HARNESSES.has(ctx.harness));

@@ -70,3 +70,16 @@ t.test('a judge with no tool_call rules is inactive', async (t) => {
   const onlyResponse = rule({ id: 'resp', on: 'response', questions: { q: { type: 'yes_no', ask: 'x?' } }, when: 'q' });
   t.notOk(new DecideToolJudge(engineOn(t, model, { rules: [onlyResponse] }), { logger }).active);
 });
+
+t.test('an unreadable decide line refuses its tools, or every tool when none could be read', async (t) => {
+  const model = await startModel(t);
+  const engine = engineOn(t, model, { rules: [] });
+  const named = new DecideToolJudge(engine, { logger, unreadable: [{ file: 'sops/db.md', line: 4, problems: ['(record): Unrecognized key: "mode"'], tools: ['psql'] }] });
+  t.ok(named.active);
+  t.match(await named.judge([call('psql', '{}'), call('bash', '{}', 'c2')], ctx('claude-code')), [
+    { action: 'block', rule: 'decide-fallback:unreadable:sops/db.md:4', reason: /^SNAPSHOT: the decide: line at sops\/db.md:4 does not read/ },
+    { action: 'allow' },
+  ]);
+  const every = new DecideToolJudge(engine, { logger, unreadable: [{ file: 'sops/db.md', line: 9, problems: ['not JSON'], tools: null }] });
+  t.match(await every.judge([call('read_file', '{}')], ctx(null)), [{ action: 'block' }]);
+});

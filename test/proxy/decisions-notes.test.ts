@@ -48,6 +48,7 @@ t.test('a response that violates the SOP reaches the client with the VIOLATION n
   const trace = proxy.sink.recent().at(-1)!;
   t.equal(trace.enforcement, 'HIJACK');
   t.ok(trace.warnings.includes('decide_violation:no-credentials-in-chat'));
+  t.match(trace.findings, [{ detector: 'decide.no-credentials-in-chat', where: 'response:refuse', action: 'block' }]);
 
   const clean = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] }, mockContent('All good here.'));
   t.equal(clean.choices[0]!.message.content, 'All good here.', 'a compliant response is untouched');
@@ -86,11 +87,13 @@ t.test('anthropic messages carry the note too, streamed and not', async (t) => {
   t.match(final.content.at(-1), { type: 'text', text: /^\[Svc Governance\] VIOLATION/ });
 });
 
-t.test('a shadow rule, or an enforce rule without a pinned model, writes no note', async (t) => {
+t.test('a shadow rule, or an enforce rule without a pinned model, writes no note but records the finding', async (t) => {
   for (const opts of [{ rollout: 'shadow' as const }, { pinned: false }]) {
-    const { model, openai } = await setup(t, opts);
+    const { model, openai, proxy } = await setup(t, opts);
     model.setAnswers([{ match: 'AKIA-EXAMPLE-LEAK', pYes: 0.97 }]);
-    const data = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] }, mockContent(LEAK));
+    const { data, response } = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] }, mockContent(LEAK)).withResponse();
     t.equal(data.choices[0]!.message.content, LEAK);
+    t.equal(response.headers.get('x-svc-enforcement'), 'BYPASS');
+    t.match(proxy.sink.recent().at(-1)!.findings, [{ detector: 'decide.no-credentials-in-chat.shadow', where: 'response:refuse' }]);
   }
 });
