@@ -54,7 +54,8 @@ export function decideSnapshotLines(rules: readonly SnapshotRule[], unreadable: 
     if (stamp !== 'enforce') continue;
     const fallback: BlockLine = {
       id: `${FALLBACK_PREFIX}${rule.record.id}`,
-      tools: rule.record.on === 'tool_call' ? rule.record.tools : [EVERY_TOOL],
+      // An on: response rule is the gateway's to enforce; its fallback covers only tools it names.
+      tools: rule.record.tools,
       reason: upgradeReason(`Guarded by the decide rule '${rule.record.id}'.`),
     };
     lines.push(`${verb} ${JSON.stringify(fallback)}`);

@@ -84,3 +84,11 @@ t.test('a newer format is reported and read as far as it goes', async (t) => {
   t.equal(read.decide.length, 1);
   t.match(blockFor(read, 'curl'), { id: 'x' });
 });
+
+t.test('an enforcing on: response rule does not make 2.x gates refuse every tool', async (t) => {
+  const resp = rule({ id: 'resp', on: 'response', rollout: 'enforce', questions: { q: { type: 'yes_no', ask: 'Leaks?' } }, when: 'q' });
+  const lines = decideSnapshotLines([{ rule: resp, stamp: 'enforce' }], [], { silentLogging: false });
+  t.match(JSON.parse(lines.find((l) => l.startsWith('block '))!.slice(6)), { id: 'decide-fallback:resp', tools: [] });
+  const damaged = readSnapshot(lines.filter((l) => !l.startsWith('@decide')).join('\n'));
+  t.equal(blockFor(damaged, 'bash'), undefined);
+});
