@@ -1,9 +1,10 @@
 import t from 'tap';
 import { execFile } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { CLI } from '../helpers/proxy.js';
+import { startMockProvider } from '../../bench/mock/provider.js';
+import { CLI, spawnProxy } from '../helpers/proxy.js';
 import { MODEL, startModel, tempDir, writeSop } from '../helpers/decide.js';
 
 const run = promisify(execFile);
@@ -90,4 +91,31 @@ t.test('svc decide test without an engine says so', async (t) => {
   const res = await svc(['decide', 'test', 'no-prod-drop', '--subject', 'x'], root, { SVC_HOME: await tempDir(t), SVC_DECIDE_URL: '', SVC_DECIDE_MODEL: '' });
   t.equal(res.code, 1);
   t.match(JSON.parse(res.stdout), { outcome: 'unavailable', code: 'GOVERNANCE_UNAVAILABLE', reason: /no decide engine is configured/ });
+});
+
+t.test('svc proxy reads the engine, SOP rules and pins at start and notes a violating response', async (t) => {
+  const model = await startModel(t);
+  const provider = await startMockProvider();
+  t.teardown(() => provider.close());
+  const root = await tempDir(t);
+  const home = await tempDir(t);
+  const record = { id: 'no-secrets', on: 'response', rollout: 'enforce', questions: { leaks: { type: 'yes_no', ask: 'Does the response print a secret?' } }, when: 'leaks' };
+  await writeSop(root, 'secrets', 'sop.md', `decide: ${JSON.stringify(record)}\n`);
+  await mkdir(join(home, 'decide'), { recursive: true });
+  await writeFile(join(home, 'decide', 'engine.json'), JSON.stringify({ url: model.url, model: MODEL }));
+  const cases = join(root, 'cases.jsonl');
+  await writeFile(cases, '{"subject":"the password is hunter2","expect":"refuse"}\n{"subject":"all fine","expect":"allow"}\n');
+  model.setAnswers([{ match: 'hunter2', pYes: 0.98 }]);
+  const env = { SVC_HOME: home, SVC_DECIDE_URL: '', SVC_DECIDE_MODEL: '' };
+  t.equal((await svc(['decide', 'eval', 'no-secrets', '--cases', cases], root, env)).code, 0);
+
+  const proxy = await spawnProxy(t, ['--upstream-url', provider.url], { ...env, SVC_DECIDE_ROOT: root });
+  const res = await fetch(`${proxy.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-mock-content': encodeURIComponent('the password is hunter2') },
+    body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'password?' }] }),
+  });
+  const body = (await res.json()) as { choices: Array<{ message: { content: string } }> };
+  t.match(body.choices[0]!.message.content, /^the password is hunter2\n\n\[Svc Governance\] VIOLATION \(no-secrets\): /);
+  t.equal(res.headers.get('x-svc-enforcement'), 'HIJACK');
 });
