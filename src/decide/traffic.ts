@@ -89,12 +89,14 @@ export function checkModel(engine: DecideEngine, requested: string | undefined, 
   );
 }
 
+function loadedRule(engine: DecideEngine, id: string): ActiveRule {
+  const found = engine.find(id);
+  if (found === undefined) throw new InvalidRequestError(`No decide rule '${id}' is loaded.`, 'rule', 'rule_not_found');
+  return found;
+}
+
 function ruleFor(engine: DecideEngine, body: DecisionRequest): ActiveRule {
-  if (body.rule !== undefined) {
-    const found = engine.find(body.rule);
-    if (found === undefined) throw new InvalidRequestError(`No decide rule '${body.rule}' is loaded.`, 'rule', 'rule_not_found');
-    return found;
-  }
+  if (body.rule !== undefined) return loadedRule(engine, body.rule);
   const questions = body.questions!;
   const compiled = compileRecord({ id: 'inline', on: 'response', questions, when: body.when ?? Object.keys(questions).join(' and ') }, 'request');
   if (!compiled.ok) throw new InvalidRequestError(`Invalid question set: ${compiled.problems[0]}`, 'when');
@@ -132,7 +134,7 @@ export async function answerDecision(engine: DecideEngine, body: DecisionRequest
 
 /** POST /v1/decisions/eval: runs a loaded rule over labelled cases. */
 export function answerEval(engine: DecideEngine, body: z.infer<typeof evalRequestSchema>): Promise<EvalResult> {
-  const active = ruleFor(engine, { rule: body.rule, subject: 'x' });
+  const active = loadedRule(engine, body.rule);
   return runEval(engine, active, body.cases.map((c) => ({ subject: subjectText(c.subject), expect: c.expect })), body.min_accuracy);
 }
 

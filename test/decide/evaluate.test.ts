@@ -163,3 +163,18 @@ t.test('shadow vs enforce: enforce is a ceiling that needs a pin on this model a
   t.equal(engineOn(t, model, { rules: [shadowRollout], pins: pinFor(shadowRollout, MODEL) }).find('no-prod-drop')!.stamp, 'shadow', 'rollout shadow stays shadow');
   t.equal(engineOn(t, model, { rules: [DROP], pins: pinFor(DROP, MODEL) }).find('no-prod-drop')!.stamp, 'enforce');
 });
+
+t.test('the canary runs again on its interval: a model that starts failing it becomes unavailable', async (t) => {
+  const model = await startModel(t);
+  const engine = engineOn(t, model, { rules: [DROP], file: { canary_interval_ms: 1000, cache_ttl_ms: 0 } });
+  await engine.start();
+  const a = engine.find('no-prod-drop')!;
+  t.equal((await engine.evaluate(a, 'ls', ask)).outcome, 'allow');
+  model.setCanary('wrong');
+  let outcome = 'allow';
+  for (let i = 0; i < 200 && outcome !== 'unavailable'; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    outcome = (await engine.evaluate(a, 'ls', ask)).outcome;
+  }
+  t.equal(outcome, 'unavailable', 'a periodic canary caught it');
+});
