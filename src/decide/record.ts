@@ -52,7 +52,6 @@ export const decideRecordSchema = z
   });
 
 export type DecideRecord = z.infer<typeof decideRecordSchema>;
-export type Question = z.infer<typeof questionSchema>;
 
 /** A readable rule, with what evaluation needs precomputed. */
 export interface DecideRule {

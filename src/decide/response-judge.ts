@@ -22,7 +22,6 @@ export type NoteWriter = (decision: RuleDecision, responseText: string) => Promi
 
 export interface ResponseJudgeOptions {
   readonly logger: Logger;
-  readonly onDecision?: (decision: RuleDecision, ctx: ResponseContext) => void;
   readonly violationNote?: NoteWriter;
 }
 
@@ -50,7 +49,6 @@ export class ResponseJudge {
     const decisions = await Promise.all(rules.map((a) => this.engine.evaluate(a, responseText, { canAskPerson: false })));
     let ambiguous: ResponseNote | null = null;
     for (const decision of decisions) {
-      this.options.onDecision?.(decision, ctx);
       ctx.record?.(decision);
       if (decision.stamp === 'shadow' || decision.outcome === 'allow') continue;
       if (decision.outcome === 'refuse') {

@@ -1,6 +1,6 @@
 import type { Logger } from '../lib/logger.js';
 import { readEngineConfig, type EngineConfig } from './engine-config.js';
-import { DecideEngine, type RuleDecision } from './evaluate.js';
+import { DecideEngine } from './evaluate.js';
 import { legacyFromEnv, type FreeTextJudge } from './legacy-judge.js';
 import { readPins, type Pins } from './pins.js';
 import { ResponseJudge, type ResponseContext, type ResponseNote } from './response-judge.js';
@@ -13,8 +13,6 @@ export interface DecideRuntimeOptions {
   readonly pins: Pins;
   readonly env: NodeJS.ProcessEnv;
   readonly logger: Logger;
-  /** Every decision the gateway makes, shadow ones included. */
-  readonly onDecision?: (decision: RuleDecision, traceId: string) => void;
 }
 
 /**
@@ -23,8 +21,8 @@ export interface DecideRuntimeOptions {
  */
 export class DecideRuntime {
   readonly engine: DecideEngine;
+  /** The judge of tool calls in responses, for the relay's tool-call holding. */
   readonly tools: DecideToolJudge;
-  readonly loaded: LoadedRules;
   private readonly legacyEngine: DecideEngine | null;
   private readonly freeText: FreeTextJudge | null;
   private readonly responseJudges: ResponseJudge[];
@@ -32,7 +30,6 @@ export class DecideRuntime {
 
   constructor(options: DecideRuntimeOptions) {
     const { logger } = options;
-    this.loaded = options.loaded;
     for (const u of options.loaded.unreadable) logger.error({ file: u.file, line: u.line, problems: u.problems }, 'decide: line does not read; its tools are refused until it is fixed');
     this.engine = new DecideEngine({ config: options.engine, rules: options.loaded.rules, pins: options.pins, logger });
     const legacy = legacyFromEnv(options.env, options.loaded.sopTexts, logger);
@@ -40,25 +37,20 @@ export class DecideRuntime {
       legacy?.typed != null ? new DecideEngine({ config: legacy.engine, rules: [], pins: {}, logger, legacy: { rule: legacy.typed.rule, scoring: legacy.typed.scoring } }) : null;
     this.freeText = legacy?.freeText ?? null;
     this.freeTextDecides = legacy !== null && legacy.typed === null && this.freeText !== null;
-    const onDecision = options.onDecision === undefined ? undefined : (d: RuleDecision, ctx: ResponseContext) => options.onDecision!(d, ctx.traceId);
-    this.tools = new DecideToolJudge(this.engine, {
-      logger,
-      unreadable: options.loaded.unreadable,
-      onDecision: onDecision === undefined ? undefined : (d, _call, ctx) => onDecision(d, ctx),
-    });
-    this.responseJudges = [new ResponseJudge(this.engine, { logger, onDecision })];
+    this.tools = new DecideToolJudge(this.engine, { logger, unreadable: options.loaded.unreadable });
+    this.responseJudges = [new ResponseJudge(this.engine, { logger })];
     if (this.legacyEngine !== null) {
       const freeText = this.freeText;
       this.responseJudges.push(
-        new ResponseJudge(this.legacyEngine, { logger, onDecision, violationNote: freeText === null ? undefined : (_d, text) => freeText.violationSentence(text) }),
+        new ResponseJudge(this.legacyEngine, { logger, violationNote: freeText === null ? undefined : (_d, text) => freeText.violationSentence(text) }),
       );
     }
   }
 
   /** Reads the engine config, SOP rules, pins and legacy variables. */
-  static async load(opts: { env: NodeJS.ProcessEnv; root: string; configRecords: readonly unknown[]; logger: Logger; onDecision?: DecideRuntimeOptions['onDecision'] }): Promise<DecideRuntime> {
+  static async load(opts: { env: NodeJS.ProcessEnv; root: string; configRecords: readonly unknown[]; logger: Logger }): Promise<DecideRuntime> {
     const [engine, loaded, pins] = await Promise.all([readEngineConfig(opts.env), loadRules(opts.root, opts.configRecords), readPins(opts.env)]);
-    return new DecideRuntime({ engine, loaded, pins, env: opts.env, logger: opts.logger, onDecision: opts.onDecision });
+    return new DecideRuntime({ engine, loaded, pins, env: opts.env, logger: opts.logger });
   }
 
   /** Whether complete responses need judging at all. */
