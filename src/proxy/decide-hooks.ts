@@ -21,15 +21,17 @@ function findingOf(d: RuleDecision): Finding {
 
 /**
  * The response-path judge for one request: the note decide `on: response` rules write, recorded
- * on the trace (HIJACK: the agent is steered by it). Null when no rule judges this route's responses.
+ * on the trace (HIJACK: the agent is steered by it). Under shadow enforcement the outcome is only
+ * recorded. Null when no rule judges this route's responses.
  */
-export function responseNotesFor(decide: DecideRuntime | null, ex: Exchange, route: ProviderRoute, logger: Logger): JudgeText | null {
+export function responseNotesFor(decide: DecideRuntime | null, ex: Exchange, route: ProviderRoute, shadow: boolean, logger: Logger): JudgeText | null {
   if (decide === null || !route.inspectsResponse || !carriesNotes(route.kind) || !decide.judgesResponses) return null;
   return async (text) => {
     try {
       const note = await decide.noteFor(text, { traceId: ex.id, record: (d) => d.outcome !== 'allow' && ex.findings.push(findingOf(d)) });
       if (note === null) return null;
       ex.warnings.push(`decide_${note.verdict.toLowerCase()}:${note.rule}`);
+      if (shadow) return null;
       ex.enforcement = 'HIJACK';
       return note.text;
     } catch (err) {

@@ -329,7 +329,7 @@ export class ProxyServer implements ExchangeHooks {
         maxOutputTokens: maxOutputTokens(envelope.data),
         responsePolicy: route.inspectsResponse && Object.keys(policy.pii).length > 0 ? policy : null,
         cache,
-        notes: responseNotesFor(this.options.decide ?? null, ex, route, this.options.logger),
+        notes: responseNotesFor(this.options.decide ?? null, ex, route, policy.shadow, this.options.logger),
       };
       new UpstreamCall(ex, targets, retry, (target, hook) => {
         const prepared = target === targets[0] ? first : this.prepare(ex, active, route, target, passthroughKey);

@@ -18,7 +18,7 @@ const SECRET_RULE = {
   when: 'leaks',
 };
 
-async function setup(t: Tap.Test, opts: { rollout?: 'enforce' | 'shadow'; pinned?: boolean } = {}) {
+async function setup(t: Tap.Test, opts: { rollout?: 'enforce' | 'shadow'; pinned?: boolean; settings?: object } = {}) {
   const model = await startModel(t);
   const mock = await startMockProvider();
   t.teardown(() => mock.close());
@@ -28,7 +28,7 @@ async function setup(t: Tap.Test, opts: { rollout?: 'enforce' | 'shadow'; pinned
   const loaded = await loadRules(root);
   const pins = opts.pinned === false ? {} : pinFor(rule(record), MODEL);
   const decide = new DecideRuntime({ engine: buildEngineConfig({ url: model.url, model: MODEL }, {}), loaded, pins, env: {}, logger: createLogger('silent') });
-  const proxy = await startProxy(t, { upstreamUrl: mock.url, file: { keys: [{ key: VK }] }, decide });
+  const proxy = await startProxy(t, { upstreamUrl: mock.url, file: { keys: [{ key: VK }], settings: opts.settings ?? {} }, decide });
   const openai = new OpenAI({ apiKey: VK, baseURL: `${proxy.url}/v1`, maxRetries: 0 });
   const anthropic = new Anthropic({ apiKey: VK, baseURL: proxy.url, maxRetries: 0 });
   return { model, mock, proxy, openai, anthropic };
@@ -96,4 +96,14 @@ t.test('a shadow rule, or an enforce rule without a pinned model, writes no note
     t.equal(response.headers.get('x-svc-enforcement'), 'BYPASS');
     t.match(proxy.sink.recent().at(-1)!.findings, [{ detector: 'decide.no-credentials-in-chat.shadow', where: 'response:refuse' }]);
   }
+});
+
+t.test('under ff_shadow_enforcement the verdict is recorded, the response untouched', async (t) => {
+  const { model, openai, proxy } = await setup(t, { settings: { featureFlags: { ff_shadow_enforcement: true } } });
+  model.setAnswers([{ match: 'AKIA-EXAMPLE-LEAK', pYes: 0.97 }]);
+  const data = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }] }, mockContent(LEAK));
+  t.equal(data.choices[0]!.message.content, LEAK);
+  const trace = proxy.sink.recent().at(-1)!;
+  t.ok(trace.warnings.includes('decide_violation:no-credentials-in-chat'));
+  t.not(trace.enforcement, 'HIJACK');
 });
