@@ -82,7 +82,8 @@ export class DecideEngine {
   private readonly cache: AnswerCache;
   private readonly latencies = new RuleLatencies();
   private canary: Promise<void> | null = null;
-  private canaryFailure: string | null = null;
+  /** The last canary's failure, null when it passed, undefined before the first one answered. */
+  private canaryFailure: string | null | undefined = undefined;
   private canaryTimer: NodeJS.Timeout | null = null;
   private readonly legacyHash: string | null;
   private readonly legacyScoring: LegacyScoring | null;
@@ -135,7 +136,7 @@ export class DecideEngine {
       const failure = result.passed ? null : result.detail;
       if (failure !== this.canaryFailure) {
         if (failure !== null) this.options.logger.error({ detail: failure }, 'decide engine failed its known-answer canary; enforcing rules are unavailable');
-        else if (this.canaryFailure !== null) this.options.logger.info('decide engine passed its known-answer canary again');
+        else if (this.canaryFailure !== undefined) this.options.logger.info('decide engine passed its known-answer canary again');
       }
       this.canaryFailure = failure;
     });
@@ -164,9 +165,10 @@ export class DecideEngine {
   /** Why no enforcing rule can be evaluated right now, or null. */
   private async availability(): Promise<{ reason: EngineFailure; detail: string } | null> {
     if (this.configProblem !== null) return this.configProblem;
+    // Only the first canary is waited for; later ones run alongside traffic, which keeps the last result.
     if (this.canary === null) await this.checkCanary();
-    else await this.canary;
-    return this.canaryFailure === null ? null : { reason: 'canary_failed', detail: this.canaryFailure };
+    else if (this.canaryFailure === undefined) await this.canary;
+    return this.canaryFailure == null ? null : { reason: 'canary_failed', detail: this.canaryFailure };
   }
 
   /** Evaluates one rule about one subject. Never rejects on an engine fault: that is an `unavailable` outcome. */
