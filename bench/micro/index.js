@@ -14,6 +14,7 @@ import { dlpScanBenchmark } from './dlp-scan.js';
 import { inspectBenchmark } from './inspect.js';
 import { sseFramerBenchmark } from './sse-framer.js';
 import { traceIdBenchmark } from './trace-id.js';
+import { decideOverheadBenchmark } from './decide-overhead.js';
 
 /**
  * @typedef {object} MicroBenchmark
@@ -31,4 +32,5 @@ export const MICRO_BENCHMARKS = [
   dlpAccuracyBenchmark,
   anomalyAccuracyBenchmark,
   anomalyCostBenchmark,
+  decideOverheadBenchmark,
 ];

@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { ConfigError } from '../lib/errors.js';
 import { VERSION } from '../lib/version.js';
 import { runProxy } from './proxy-command.js';
+import { registerDecide } from './decide-command.js';
 
 function fail(err: unknown): never {
   const message = err instanceof ConfigError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
@@ -23,5 +24,7 @@ program
   .option('--threads <n>', 'policy worker threads (SVC_THREADS, default cores - 1)')
   .option('--valkey-url <url>', 'Redis/Valkey URL of the shared store (SVC_VALKEY_URL)')
   .action((opts: Record<string, string | undefined>) => runProxy(opts).catch(fail));
+
+registerDecide(program, fail);
 
 program.parseAsync(process.argv).catch(fail);

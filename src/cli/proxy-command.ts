@@ -9,6 +9,7 @@ import { ProxyServer } from '../proxy/server.js';
 import { TraceSink } from '../traces/sink.js';
 import { ModelCatalog } from '../upstream/catalog.js';
 import { createStore } from '../state/index.js';
+import { DecideRuntime } from '../decide/runtime.js';
 
 const optionsSchema = z.object({
   port: z.coerce.number().int().min(0).max(65535),
@@ -52,7 +53,11 @@ export async function runProxy(flags: Partial<Record<keyof ProxyCommandOptions, 
   const sink = new TraceSink({ dir: join(svcHome(env), 'traces'), logger });
   const timeout = config.limits.storeTimeoutMs;
   const store = createStore({ valkeyUrl: options.valkeyUrl, logger, reserveTimeoutMs: timeout, readTimeoutMs: Math.ceil(timeout / 2), settleTimeoutMs: timeout * 2 });
+  // Decide rules read from the SOPs of the folder the proxy runs in (or SVC_DECIDE_ROOT).
+  const decide = await DecideRuntime.load({ env, root: env.SVC_DECIDE_ROOT || process.cwd(), configRecords: config.decideRules, logger });
+  void decide.start();
   const server = new ProxyServer({
+    decide,
     host: options.host,
     port: options.port,
     config,

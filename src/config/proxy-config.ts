@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { PII_DETECTOR_IDS, workspaceSettingsSchema, workspaceSettingsShape } from './settings.js';
+import { decisionTrafficSchema } from '../decide/traffic-settings.js';
 
 /** Provider secret fields are 8–512 characters (seed 001). */
 const secret = z.string().min(8).max(512);
@@ -84,6 +85,10 @@ export const proxyConfigFileSchema = z.strictObject({
   budget: z
     .strictObject({ dailyUsd: z.number().min(0).max(1e9).nullable().optional(), monthlyUsd: z.number().min(0).max(1e9).nullable().optional() })
     .default({}),
+  /** How the proxy answers POST /v1/decisions and /v1/decisions/eval. */
+  decision_traffic: decisionTrafficSchema.default(decisionTrafficSchema.parse({})),
+  /** Decide rule records, besides the `decide:` lines of `.svc/sops/`; each is validated when rules load. */
+  decide_rules: z.array(z.unknown()).max(1000).default([]),
 });
 
 export type ProxyConfigFile = z.infer<typeof proxyConfigFileSchema>;

@@ -6,6 +6,7 @@ import { proxyConfigFileSchema, type Limits, type ProviderCredentials } from './
 import type { PiiDetectorId, WorkspaceSettings } from './settings.js';
 import { dailyCapUsd } from '../state/budget.js';
 import type { RetrySettings } from '../upstream/retry-plan.js';
+import type { DecisionTrafficSettings } from '../decide/traffic-settings.js';
 
 export interface VirtualKeyEntry {
   readonly name: string | undefined;
@@ -32,6 +33,9 @@ export interface RuntimeConfig {
   readonly upstreamRetry: Partial<RetrySettings> | undefined;
   /** Spend caps: the saved daily cap or $100, and the monthly cap if one is saved. */
   readonly caps: { readonly dailyUsd: number; readonly monthlyUsd: number | null };
+  readonly decisionTraffic: DecisionTrafficSettings;
+  /** Decide rule records from the config file, read when decide rules load. */
+  readonly decideRules: readonly unknown[];
 }
 
 export function hashKey(key: string): string {
@@ -90,6 +94,8 @@ export function buildRuntimeConfig(sources: ConfigSources): RuntimeConfig {
     egress: { mode: file.egress.mode, allow: file.egress.allow },
     byokRequired: file.byokRequired,
     upstreamRetry: file.upstreamRetry,
+    decisionTraffic: file.decision_traffic,
+    decideRules: file.decide_rules,
   });
 }
 

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 /** Who is asking and how the answer is delivered, not what is asked. */
 const IGNORED_FIELDS: ReadonlySet<string> = new Set(['user', 'metadata', 'stream_options', 'safety_identifier', 'prompt_cache_key']);
 
-function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const obj = value as Record<string, unknown>;

@@ -14,6 +14,7 @@ import type { RouteKind } from './routes.js';
 import type { RetryHook } from './upstream-call.js';
 import { MAX_CACHED_BYTES, type CachedResponse } from './response-cache.js';
 import { dataLinesContaining, SseFramer } from './sse.js';
+import { annotateBody, StreamNoteTap, type JudgeText } from './response-notes.js';
 
 /** Upstream response headers that must not be relayed (hop-by-hop, or recomputed by uWS). */
 const DROP_RESPONSE_HEADERS = new Set([
@@ -63,6 +64,8 @@ export interface RelayRequest {
   readonly cache: ((response: CachedResponse) => void) | null;
   /** Shown a complete non-streamed answer before the client; true when it was discarded and the model asked again. */
   readonly reask?: ((answer: Buffer) => boolean) | null;
+  /** Judges a complete response's text for decide `on: response` rules (never rejects); null when none apply. */
+  readonly notes: JudgeText | null;
 }
 
 class ClientClosedError extends Error {
@@ -138,6 +141,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
   private bodyBytes = 0;
   private framer: SseFramer | null = null;
   private redactor: StreamRedactor | null = null;
+  private noteTap: StreamNoteTap | null = null;
   /** A stream's 200 waits for its first events: an error there can still be retried. */
   private streamBegun = false;
   private retryAfter: string | undefined;
@@ -175,6 +179,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
       this.mode = 'stream';
       this.framer = new SseFramer();
       if (this.req.responsePolicy !== null) this.redactor = new StreamRedactor(this.req.responsePolicy);
+      if (this.req.notes !== null && statusCode === 200) this.noteTap = new StreamNoteTap(this.req.kind, this.req.notes);
     } else {
       this.mode = 'buffer';
     }
@@ -241,8 +246,16 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
         if (rest !== null) this.forwardEvents(rest);
         this.finishRedaction();
         this.settleUsage();
-        this.offerToCache(true);
-        this.ex.end();
+        if (this.noteTap === null) {
+          this.offerToCache(true);
+          this.ex.end();
+          return;
+        }
+        void this.noteTap.finish().then((tail) => {
+          this.forward(tail);
+          this.offerToCache(true);
+          this.ex.end();
+        });
         return;
       }
       case 'buffer': {
@@ -326,7 +339,8 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
   /** Complete SSE events: usage read, redaction applied, then relayed. */
   private forwardEvents(events: Buffer): void {
     for (const event of dataLinesContaining(events, '"usage"')) mergeUsageFromEvent(event, this.usage);
-    this.forward(this.redactor === null ? events : this.redactor.push(events));
+    const relayed = this.noteTap === null ? events : this.noteTap.observe(events);
+    this.forward(this.redactor === null ? relayed : this.redactor.push(relayed));
   }
 
   private finishRedaction(): void {
@@ -336,8 +350,14 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     this.recordFindings(this.redactor.findings, this.redactor.blockedBy !== null);
   }
 
-  /** The body to relay for a complete response: as it came, redacted, or replaced by a refusal. */
+  /** The body to relay for a complete response: as it came, redacted, annotated, or replaced by a refusal. */
   private async inspectResponse(body: Buffer): Promise<Buffer> {
+    const inspected = await this.inspectPolicy(body);
+    const notes = this.req.notes;
+    return notes !== null && this.status === 200 && this.ex.enforcement !== 'KILL' ? annotateBody(this.req.kind, inspected, notes) : inspected;
+  }
+
+  private async inspectPolicy(body: Buffer): Promise<Buffer> {
     const policy = this.req.responsePolicy;
     if (policy === null) return body;
     let parsed: Record<string, unknown>;

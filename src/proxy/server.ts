@@ -33,9 +33,12 @@ import { authenticate } from './auth.js';
 import { Exchange, type ExchangeHooks } from './exchange.js';
 import { upstreamRequestHeaders } from './forward-headers.js';
 import { isJsonContentType, readBody, readHeaders } from './intake.js';
-import { RelayHandler } from './relay.js';
+import { RelayHandler, type RelayRequest } from './relay.js';
 import { AnomalyResponder, type AnomalyPlan } from './anomaly-response.js';
 import { PROVIDER_ROUTES, type ProviderRoute } from './routes.js';
+import type { DecideRuntime } from '../decide/runtime.js';
+import { answerDecisionTraffic, DECISION_ROUTES, type DecisionRoute } from './decisions.js';
+import { responseNotesFor } from './decide-hooks.js';
 
 export interface ProxyServerOptions {
   host: string;
@@ -53,6 +56,8 @@ export interface ProxyServerOptions {
   env?: NodeJS.ProcessEnv;
   /** The policy worker module; tests substitute one that crashes. */
   policyWorkerUrl?: URL;
+  /** Decide rules (loaded at start); closed with the server. */
+  decide?: DecideRuntime;
 }
 
 /** The envelope every provider route needs; the rest of the body is the provider's business. */
@@ -116,6 +121,9 @@ export class ProxyServer implements ExchangeHooks {
     });
     this.app = uWS.App();
     for (const route of PROVIDER_ROUTES) this.app.post(route.path, (res, req) => this.handleProviderRoute(res, req, route));
+    for (const [name, path] of Object.entries(DECISION_ROUTES) as Array<[DecisionRoute, string]>) {
+      this.app.post(path, (res, req) => this.handleDecisionRoute(res, req, name, path));
+    }
     this.app.get('/v1/models', (res, req) => this.handleModels(res, req));
     this.app.get('/health', (res, req) => this.handleHealth(res, req));
     this.app.any('/*', (res, req) => this.handleNotFound(res, req));
@@ -183,6 +191,7 @@ export class ProxyServer implements ExchangeHooks {
     (this.app as TemplatedApp & { close(): void }).close();
     await this.pools.close();
     await this.engine.close();
+    await this.options.decide?.close();
     await this.options.store.close();
     await this.options.sink.close();
   }
@@ -205,7 +214,25 @@ export class ProxyServer implements ExchangeHooks {
   }
 
   private handleProviderRoute(res: HttpResponse, req: HttpRequest, route: ProviderRoute): void {
-    const ex = this.open(res, req, route.path, route.wire);
+    this.admit(res, req, route.path, route.wire, (ex, active, passthroughKey, body) => this.forward(ex, route, active, passthroughKey, body));
+  }
+
+  private handleDecisionRoute(res: HttpResponse, req: HttpRequest, name: DecisionRoute, path: string): void {
+    this.admit(res, req, path, 'openai', async (ex, active, _passthroughKey, body) => {
+      const context = { decide: this.options.decide ?? null, policy: active.policy, settings: active.config.decisionTraffic, inspect: this.inspect };
+      await answerDecisionTraffic(ex, name, body, context).catch((err: unknown) => this.refuse(ex, err));
+    });
+  }
+
+  /** Intake shared by every POST route: auth, content type, a bounded body; then `then` with the body. */
+  private admit(
+    res: HttpResponse,
+    req: HttpRequest,
+    path: string,
+    wire: ProviderRoute['wire'],
+    then: (ex: Exchange, active: ActiveConfig, passthroughKey: string | undefined, body: Buffer) => Promise<void>,
+  ): void {
+    const ex = this.open(res, req, path, wire);
     const active = this.active;
     const { config } = active;
     try {
@@ -219,7 +246,7 @@ export class ProxyServer implements ExchangeHooks {
         res,
         limit,
         () => ex.gone,
-        (body) => void this.forward(ex, route, active, caller.passthroughKey, body),
+        (body) => void then(ex, active, caller.passthroughKey, body),
         (err) => ex.fail(err),
       );
     } catch (err) {
@@ -309,6 +336,7 @@ export class ProxyServer implements ExchangeHooks {
         maxOutputTokens: maxOutputTokens(envelope.data),
         responsePolicy: route.inspectsResponse && Object.keys(policy.pii).length > 0 ? policy : null,
         cache: anomaly.steered === null ? cache : null,
+        notes: responseNotesFor(this.options.decide ?? null, ex, route, policy.shadow, this.options.logger),
       };
       const reasked = anomalyReaskBody(anomaly, model);
       new UpstreamCall(ex, targets, retry, (target, hook) => {
@@ -379,6 +407,7 @@ export class ProxyServer implements ExchangeHooks {
       responsePolicy: PolicyConfig | null;
       cache: ((response: CachedResponse) => void) | null;
       reask?: ((answer: Buffer) => boolean) | null;
+      notes: RelayRequest['notes'];
     },
     hook: RetryHook,
   ): void {
@@ -399,6 +428,7 @@ export class ProxyServer implements ExchangeHooks {
       retry: hook,
       cache: request.cache,
       reask: request.reask ?? null,
+      notes: request.notes,
     });
     this.pools.get(prepared.upstream.origin).dispatch(
       {
@@ -457,7 +487,7 @@ export class ProxyServer implements ExchangeHooks {
 }
 
 /** A 403 naming the detector and where it fired; never the matched text. */
-function policyRefusal(finding: Finding): PolicyBlockedError {
+export function policyRefusal(finding: Finding): PolicyBlockedError {
   const code = finding.detector.startsWith('pii.') ? 'dlp_blocked' : 'prompt_injection';
   return new PolicyBlockedError(`Blocked by policy: ${finding.detector} found in ${finding.where}.`, code);
 }

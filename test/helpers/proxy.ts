@@ -7,6 +7,7 @@ import { ProxyServer } from '../../src/proxy/server.js';
 import { TraceSink } from '../../src/traces/sink.js';
 import { ModelCatalog } from '../../src/upstream/catalog.js';
 import { MemoryStore, type Store } from '../../src/state/index.js';
+import type { DecideRuntime } from '../../src/decide/runtime.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;
@@ -22,7 +23,7 @@ export interface RunningProxy {
 /** A proxy in this process on a free port, closed when the test ends. */
 export async function startProxy(
   t: Teardown,
-  opts: { upstreamUrl?: string; file?: unknown; env?: NodeJS.ProcessEnv; policyWorkerUrl?: URL; store?: Store; clock?: () => number } = {},
+  opts: { upstreamUrl?: string; file?: unknown; env?: NodeJS.ProcessEnv; policyWorkerUrl?: URL; store?: Store; clock?: () => number; decide?: DecideRuntime } = {},
 ): Promise<RunningProxy> {
   const sink = new TraceSink({ dir: undefined });
   const server = new ProxyServer({
@@ -37,6 +38,7 @@ export async function startProxy(
     clock: opts.clock,
     env: opts.env ?? {},
     policyWorkerUrl: opts.policyWorkerUrl,
+    decide: opts.decide,
   });
   const port = await server.listen();
   t.teardown(() => server.close(0));
