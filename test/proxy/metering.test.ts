@@ -69,8 +69,10 @@ t.test('two proxies sharing one Redis: 200 concurrent requests against a $1 hard
   const file = { budget: { dailyUsd: 1 }, settings: hardCap };
   const proxies = await Promise.all(
     [0, 1].map(async () => {
-      const store = new RedisStore({ url: redis.url });
-      await store.ready(2000);
+      // What is under test is the shared decision, not Redis's latency: generous deadlines keep a
+      // loaded machine from turning slow answers into local (degraded) decisions.
+      const store = new RedisStore({ url: redis.url, reserveTimeoutMs: 5000, settleTimeoutMs: 5000, readTimeoutMs: 5000 });
+      await store.ready(5000);
       return startProxy(t, { upstreamUrl: mock.url, file, store, clock: () => clock });
     }),
   );
