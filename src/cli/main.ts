@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { ConfigError } from '../lib/errors.js';
 import { VERSION } from '../lib/version.js';
+import { runControlPlane, type ControlPlaneFlags } from './controlplane-command.js';
 import { runProxy } from './proxy-command.js';
 
 function fail(err: unknown): never {
@@ -23,5 +24,15 @@ program
   .option('--threads <n>', 'policy worker threads (SVC_THREADS, default cores - 1)')
   .option('--valkey-url <url>', 'Redis/Valkey URL of the shared store (SVC_VALKEY_URL)')
   .action((opts: Record<string, string | undefined>) => runProxy(opts).catch(fail));
+
+program
+  .command('controlplane')
+  .description('run the thin control plane (REST API under /api/v1, config push to gateways) on port 3001')
+  .option('--port <port>', 'port to listen on (SVC_CONTROLPLANE_PORT, default 3001)')
+  .option('--host <host>', 'address to bind (SVC_CONTROLPLANE_HOST, default 127.0.0.1)')
+  .option('--database-url <url>', 'PostgreSQL instead of the embedded database under ~/.svc/controlplane (DATABASE_URL)')
+  .option('--no-signup', 'switch sign-up off: signup and register answer 503 SIGNUP_DISABLED (SVC_SIGNUP_ENABLED=false)')
+  .option('--provider-base-url <url>', "check provider credentials against this base URL instead of each provider's own (SVC_PROVIDER_BASE_URL)")
+  .action((opts: ControlPlaneFlags) => runControlPlane(opts).catch(fail));
 
 program.parseAsync(process.argv).catch(fail);
