@@ -23,6 +23,9 @@ program
   .option('--upstream-url <url>', 'send every provider\'s traffic to this base URL (SVC_UPSTREAM_URL)')
   .option('--threads <n>', 'policy worker threads (SVC_THREADS, default cores - 1)')
   .option('--valkey-url <url>', 'Redis/Valkey URL of the shared store (SVC_VALKEY_URL)')
+  .option('--control-plane-url <url>', 'take the config from this control plane and ship traces to it (SVC_CONTROL_PLANE_URL)')
+  .option('--api-key <vk_key>', 'the workspace key the proxy uses with the control plane (SVC_API_KEY)')
+  .option('--gateway-id <id>', 'the gateway to sync as; without it one is registered and remembered (SVC_GATEWAY_ID)')
   .action((opts: Record<string, string | undefined>) => runProxy(opts).catch(fail));
 
 program

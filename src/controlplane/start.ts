@@ -39,13 +39,14 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
     await db.close();
     throw err;
   }
+  let closing: Promise<void> | undefined;
   return {
     server,
     db,
     port,
-    async close() {
-      await server.close();
-      await db.close();
+    close() {
+      closing ??= server.close().then(() => db.close());
+      return closing;
     },
   };
 }
