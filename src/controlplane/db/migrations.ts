@@ -80,7 +80,7 @@ const MIGRATIONS: readonly string[] = [
     created_at timestamptz NOT NULL DEFAULT now()
   );
   CREATE TABLE traces (
-    id text PRIMARY KEY,
+    id text NOT NULL,
     workspace_id text NOT NULL REFERENCES workspaces(id),
     gateway_id text,
     time timestamptz NOT NULL,
@@ -92,7 +92,8 @@ const MIGRATIONS: readonly string[] = [
     cost_usd double precision,
     token_utility text NOT NULL DEFAULT 'USEFUL',
     utility_reason text,
-    record jsonb NOT NULL
+    record jsonb NOT NULL,
+    PRIMARY KEY (workspace_id, id)
   );
   CREATE INDEX traces_workspace_time ON traces (workspace_id, time DESC);
   `,

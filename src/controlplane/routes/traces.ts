@@ -28,7 +28,7 @@ export const traceRoutes: Route[] = [
         for (const t of body.traces) {
           const rows = await tx.query(
             `INSERT INTO traces (id, workspace_id, gateway_id, time, session_id, model, enforcement, input_tokens, output_tokens, cost_usd, record)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (id) DO NOTHING RETURNING id`,
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (workspace_id, id) DO NOTHING RETURNING id`,
             [t.id, principal.workspaceId, body.gatewayId ?? null, t.time, t.session, t.model, t.enforcement, t.inputTokens, t.outputTokens, t.costUsd, JSON.stringify({ ...t, workspace: principal.workspaceId })],
           );
           inserted += rows.length;
