@@ -13,7 +13,7 @@ export interface RequestContext<Body, Query> {
   readonly params: Readonly<Record<string, string>>;
   readonly body: Body;
   readonly query: Query;
-  readonly headers: Readonly<{ ifNoneMatch: string; userAgent: string }>;
+  readonly headers: Readonly<{ ifNoneMatch: string }>;
 }
 
 export interface AuthedContext<Body, Query> extends RequestContext<Body, Query> {

@@ -34,7 +34,6 @@ interface Intake {
   authorization: string;
   contentType: string;
   ifNoneMatch: string;
-  userAgent: string;
 }
 
 const STATUS_TEXT: Record<number, string> = {
@@ -76,10 +75,6 @@ export class ControlPlaneServer {
     this.app.any('/*', (res, req) => this.accept(res, req));
   }
 
-  get routes(): readonly Route[] {
-    return this.router.routes;
-  }
-
   listen(): Promise<number> {
     return new Promise((resolve, reject) => {
       this.app.listen(this.options.host, this.options.port, (socket) => {
@@ -105,7 +100,6 @@ export class ControlPlaneServer {
       authorization: req.getHeader('authorization'),
       contentType: req.getHeader('content-type'),
       ifNoneMatch: req.getHeader('if-none-match'),
-      userAgent: req.getHeader('user-agent'),
     };
     let aborted = false;
     res.onAborted(() => (aborted = true));
@@ -136,7 +130,7 @@ export class ControlPlaneServer {
       const principal = r.access === 'P' ? undefined : await this.authorize(r.access, intake.authorization);
       const query = r.query === undefined ? undefined : this.parse(r.query, Object.fromEntries(new URLSearchParams(intake.query)), 400);
       const body = r.body === undefined ? undefined : this.parse(r.body, this.readJson(rawBody, intake.contentType), r.invalidBodyStatus ?? 400);
-      const ctx = { services: this.services, params, body, query, headers: { ifNoneMatch: intake.ifNoneMatch, userAgent: intake.userAgent }, principal };
+      const ctx = { services: this.services, params, body, query, headers: { ifNoneMatch: intake.ifNoneMatch }, principal };
       const reply = await r.handler(ctx as never);
       return { status: reply.status ?? 200, body: reply.body, headers: reply.headers ?? {} };
     } catch (err) {

@@ -11,10 +11,8 @@ export interface Principal {
   readonly userId: string;
   readonly workspaceId: string;
   readonly role: Role;
-  /** Set when the caller used a login access token. */
+  /** Set when the caller used a login access token (unset for a vk_ key). */
   readonly sessionId: string | undefined;
-  /** Set when the caller used a vk_ key. */
-  readonly keyId: string | undefined;
 }
 
 interface MemberRow {
@@ -32,12 +30,12 @@ export async function resolvePrincipal(db: Database, tokens: TokenIssuer, author
   if (match === null) return undefined;
   const token = match[1]!;
   if (token.startsWith('vk_')) {
-    const [row] = await db.query<MemberRow & { key_id: string }>(
-      `SELECT ${MEMBER_COLUMNS}, k.id AS key_id FROM api_keys k JOIN members m ON m.id = k.member_id
+    const [row] = await db.query<MemberRow>(
+      `SELECT ${MEMBER_COLUMNS} FROM api_keys k JOIN members m ON m.id = k.member_id
        WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
       [hashKey(token)],
     );
-    return row && { memberId: row.member_id, userId: row.user_id, workspaceId: row.workspace_id, role: row.role, sessionId: undefined, keyId: row.key_id };
+    return row && { memberId: row.member_id, userId: row.user_id, workspaceId: row.workspace_id, role: row.role, sessionId: undefined };
   }
   const claims = tokens.verifyAccess(token);
   if (claims === undefined) return undefined;
@@ -46,7 +44,7 @@ export async function resolvePrincipal(db: Database, tokens: TokenIssuer, author
      WHERE s.id = $1 AND s.member_id = $2 AND s.revoked_at IS NULL AND s.expires_at > now()`,
     [claims.sid, claims.sub],
   );
-  return row && { memberId: row.member_id, userId: row.user_id, workspaceId: row.workspace_id, role: row.role, sessionId: claims.sid, keyId: undefined };
+  return row && { memberId: row.member_id, userId: row.user_id, workspaceId: row.workspace_id, role: row.role, sessionId: claims.sid };
 }
 
 const ALLOWED: Record<'A' | 'OA' | 'OAE' | 'SESSION', readonly Role[]> = {
