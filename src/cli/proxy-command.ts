@@ -118,12 +118,12 @@ export async function runProxy(flags: ProxyFlags): Promise<void> {
       .close()
       .then(() => link?.close())
       .then(
-      () => process.exit(0),
-      (err: unknown) => {
-        logger.error({ err }, 'error while draining');
-        process.exit(1);
-      },
-    );
+        () => process.exit(0),
+        (err: unknown) => {
+          logger.error({ err }, 'error while draining');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));

@@ -154,6 +154,22 @@ t.test('control plane down at start: the last good config serves; traces spill w
     return s.online && s.lastHeartbeat.tracesSpilled === 0 ? s : undefined;
   });
   t.equal(status.lastHeartbeat.tracesDropped, 0);
+
+  // The proxy reconnected its socket: a change is pushed again.
+  await api(cp, 'PUT', '/workspace/settings', { token: owner.accessToken, body: { allowedModels: ['gpt-4o'] } });
+  await until('the pushed change after the reconnect', async () => ((await chat(second, owner.apiKey, 'gpt-4o')).status === 200 ? true : undefined));
+
+  // Down again while the proxy is serving: nothing is lost.
+  await link.down();
+  for (let i = 0; i < 5; i++) t.equal((await chat(second, owner.apiKey, 'gpt-4o')).status, 200, 'serves while the control plane is down');
+  await until('the new traces to spill', async () => ((await readdir(join(home, 'traces-spill'))).length > 0 ? true : undefined));
+  await link.up();
+  const served = await until('all traces at the control plane', async () => {
+    const r = await api(cp, 'GET', '/traces?model=gpt-4o&limit=100', { token: owner.accessToken });
+    const ok = (r.body.traces as Array<{ status: number }>).filter((tr) => tr.status === 200).length;
+    return ok === 6 ? ok : undefined;
+  });
+  t.equal(served, 6, 'the one served before and the five served while it was down');
 });
 
 t.test('control plane unreachable at start and no last good config: the proxy refuses to start', async (t) => {
