@@ -118,10 +118,11 @@ export class ConfigSyncClient {
   private async pullOnce(): Promise<void> {
     const res = await this.call('GET', 'config', undefined, this.etag === undefined ? {} : { 'if-none-match': this.etag });
     if (res.status === 304) return;
-    const parsed = gatewayConfigDocumentSchema.safeParse(JSON.parse(res.text));
+    const raw = JSON.parse(res.text) as { version?: unknown };
+    const parsed = gatewayConfigDocumentSchema.safeParse(raw);
     const etag = typeof res.etag === 'string' ? res.etag : undefined;
     if (!parsed.success) {
-      const version = (JSON.parse(res.text) as { version?: unknown }).version;
+      const version = raw.version;
       await this.ack({ version: typeof version === 'number' && version >= 1 ? Math.floor(version) : 1, status: 'rejected', reason: `invalid config: ${describeZodError(parsed.error)}`.slice(0, 2000) });
       this.etag = etag;
       return;

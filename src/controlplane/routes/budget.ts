@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { dailyCapUsd } from '../../state/budget.js';
 import type { Queryable } from '../db/database.js';
+import { utcPeriodStart } from '../periods.js';
 import { route, type Route } from '../router.js';
 
 const cap = z.number().min(0).max(1e9).nullable();
@@ -11,16 +12,15 @@ const budgetBody = z
 /** Thresholds, in percent of a cap, at which an alert is raised. */
 const ALERT_THRESHOLDS = [50, 80, 100] as const;
 
-const startOfUtcDay = (now: Date) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
-const startOfUtcMonth = (now: Date) => new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-
-async function budgetStatus(q: Queryable, workspaceId: string, now = new Date()) {
+async function budgetStatus(q: Queryable, workspaceId: string) {
+  const dayStart = utcPeriodStart('daily');
+  const monthStart = utcPeriodStart('monthly');
   const [row] = await q.query<{ budget_daily_usd: number | null; budget_monthly_usd: number | null; day: number; month: number }>(
     `SELECT w.budget_daily_usd, w.budget_monthly_usd,
        (SELECT coalesce(sum(cost_usd), 0)::float8 FROM traces WHERE workspace_id = w.id AND time >= $2) AS day,
        (SELECT coalesce(sum(cost_usd), 0)::float8 FROM traces WHERE workspace_id = w.id AND time >= $3) AS month
      FROM workspaces w WHERE w.id = $1`,
-    [workspaceId, startOfUtcDay(now), startOfUtcMonth(now)],
+    [workspaceId, dayStart, monthStart],
   );
   return {
     dailyUsd: dailyCapUsd(row!.budget_daily_usd),
@@ -28,8 +28,8 @@ async function budgetStatus(q: Queryable, workspaceId: string, now = new Date())
     monthlyUsd: row!.budget_monthly_usd,
     spentTodayUsd: row!.day,
     spentThisMonthUsd: row!.month,
-    dayStart: startOfUtcDay(now).toISOString(),
-    monthStart: startOfUtcMonth(now).toISOString(),
+    dayStart: dayStart.toISOString(),
+    monthStart: monthStart.toISOString(),
   };
 }
 

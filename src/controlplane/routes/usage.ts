@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { utcPeriodStart } from '../periods.js';
 import { route, type Route } from '../router.js';
 
 const eventsQuery = z.strictObject({
@@ -100,8 +101,7 @@ export const usageRoutes: Route[] = [
     summary: 'Requests, tokens and cost per model in the current UTC day or month, costliest first',
     query: modelsQuery,
     handler: async ({ services, principal, query }) => {
-      const now = new Date();
-      const start = query.period === 'daily' ? new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate())) : new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+      const start = utcPeriodStart(query.period);
       const rows = await services.db.query<Totals & { model: string }>(
         `SELECT model, ${TOTALS_SQL} FROM traces WHERE workspace_id = $1 AND time >= $2 AND model IS NOT NULL GROUP BY model ORDER BY cost_usd DESC, model`,
         [principal.workspaceId, start],
