@@ -38,7 +38,7 @@ export function controlPlaneOptionsFromEnv(flags: ControlPlaneFlags, env = proce
 export async function runControlPlane(flags: ControlPlaneFlags): Promise<void> {
   const env = process.env;
   const options = controlPlaneOptionsFromEnv(flags, env);
-  const logger = createLogger().child({ svc: 'controlplane' });
+  const logger = createLogger(undefined, 'controlplane');
   const running = await startControlPlane({
     host: options.host,
     port: options.port,

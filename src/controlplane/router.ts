@@ -68,6 +68,15 @@ export interface RouteMatch {
   params: Record<string, string>;
 }
 
+/** A percent-decoded path segment; undefined when the encoding is malformed. */
+function decodeSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Matches a method and a path below /api/v1 to a route; literal segments win over parameters. */
 export class Router {
   private readonly compiled: CompiledRoute[];
@@ -88,7 +97,9 @@ export class Router {
       const params: Record<string, string> = {};
       const fits = segments.every((seg, i) => {
         if (seg.startsWith(':')) {
-          params[seg.slice(1)] = decodeURIComponent(parts[i]!);
+          const value = decodeSegment(parts[i]!);
+          if (value === undefined) return false;
+          params[seg.slice(1)] = value;
           return true;
         }
         return seg === parts[i];

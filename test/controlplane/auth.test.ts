@@ -133,6 +133,7 @@ t.test('intake: unknown routes 404, wrong method 405, bad JSON 400, wrong conten
   t.equal(outside.statusCode, 404);
   await outside.body.dump();
   t.equal((await api(cp, 'PATCH', '/workspace/settings', { token: owner.accessToken })).status, 405);
+  t.equal((await api(cp, 'GET', '/traces/%E0%A4%A', { token: owner.accessToken })).status, 404, 'a malformed escape is not found, not a crash');
   const badJson = await api(cp, 'POST', '/keys', { token: owner.accessToken, rawBody: '{"name":' });
   t.equal(badJson.status, 400);
   t.match(badJson.body.error, { code: 'validation', message: /not valid JSON/ });
