@@ -172,6 +172,25 @@ t.test('control plane down at start: the last good config serves; traces spill w
   t.equal(served, 6, 'the one served before and the five served while it was down');
 });
 
+t.test('past the spill bound, traces are dropped, counted in the heartbeat and logged; the rest are replayed', async (t) => {
+  const { mock, cp, owner, gatewayId } = await setup(t);
+  const link = await SwitchableLink.open(t, { host: '127.0.0.1', port: cp.port });
+  const home = await tempHome(t);
+  const proxy = await spawnProxy(t, proxyArgs(link, owner, gatewayId, mock.url), proxyEnv(home, { SVC_TRACE_SPILL_MAX: '4' }));
+  t.equal((await chat(proxy, owner.apiKey, 'gpt-4o-mini')).status, 200);
+  await until('the first trace', async () => ((await api(cp, 'GET', '/traces', { token: owner.accessToken })).body.total === 1 ? true : undefined));
+  await link.down();
+  for (let i = 0; i < 6; i++) t.equal((await chat(proxy, owner.apiKey, 'gpt-4o-mini')).status, 200);
+  await until('the drop to be logged', async () => (proxy.stderr().includes('trace spill full: records dropped') ? true : undefined));
+  await link.up();
+  await until('the spilled traces at the control plane', async () => ((await api(cp, 'GET', '/traces', { token: owner.accessToken })).body.total === 5 ? true : undefined));
+  const status = await until('a heartbeat counting the drops', async () => {
+    const s = await gatewayStatus(cp, owner, gatewayId);
+    return s.lastHeartbeat?.tracesDropped === 2 && s.lastHeartbeat.tracesSpilled === 0 ? s : undefined;
+  });
+  t.match(status.lastHeartbeat, { tracesDropped: 2, tracesSpilled: 0 });
+});
+
 t.test('control plane unreachable at start and no last good config: the proxy refuses to start', async (t) => {
   const home = await tempHome(t);
   await t.rejects(
