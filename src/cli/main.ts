@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { ConfigError } from '../lib/errors.js';
 import { VERSION } from '../lib/version.js';
+import { runControlPlane, type ControlPlaneFlags } from './controlplane-command.js';
 import { runProxy } from './proxy-command.js';
 import { registerDecide } from './decide-command.js';
 
@@ -23,7 +24,20 @@ program
   .option('--upstream-url <url>', 'send every provider\'s traffic to this base URL (SVC_UPSTREAM_URL)')
   .option('--threads <n>', 'policy worker threads (SVC_THREADS, default cores - 1)')
   .option('--valkey-url <url>', 'Redis/Valkey URL of the shared store (SVC_VALKEY_URL)')
+  .option('--control-plane-url <url>', 'take the config from this control plane and ship traces to it (SVC_CONTROL_PLANE_URL)')
+  .option('--api-key <vk_key>', 'the workspace key the proxy uses with the control plane (SVC_API_KEY)')
+  .option('--gateway-id <id>', 'the gateway to sync as; without it one is registered and remembered (SVC_GATEWAY_ID)')
   .action((opts: Record<string, string | undefined>) => runProxy(opts).catch(fail));
+
+program
+  .command('controlplane')
+  .description('run the thin control plane (REST API under /api/v1, config push to gateways) on port 3001')
+  .option('--port <port>', 'port to listen on (SVC_CONTROLPLANE_PORT, default 3001)')
+  .option('--host <host>', 'address to bind (SVC_CONTROLPLANE_HOST, default 127.0.0.1)')
+  .option('--database-url <url>', 'PostgreSQL instead of the embedded database under ~/.svc/controlplane (DATABASE_URL)')
+  .option('--no-signup', 'switch sign-up off: signup and register answer 503 SIGNUP_DISABLED (SVC_SIGNUP_ENABLED=false)')
+  .option('--provider-base-url <url>', "check provider credentials against this base URL instead of each provider's own (SVC_PROVIDER_BASE_URL)")
+  .action((opts: ControlPlaneFlags) => runControlPlane(opts).catch(fail));
 
 registerDecide(program, fail);
 

@@ -10,6 +10,7 @@ import { TraceSink } from '../traces/sink.js';
 import { ModelCatalog } from '../upstream/catalog.js';
 import { createStore } from '../state/index.js';
 import { DecideRuntime } from '../decide/runtime.js';
+import { connectControlPlane } from './proxy-sync.js';
 
 const optionsSchema = z.object({
   port: z.coerce.number().int().min(0).max(65535),
@@ -18,16 +19,24 @@ const optionsSchema = z.object({
   upstreamUrl: z.url({ protocol: /^https?$/ }).optional(),
   threads: z.coerce.number().int().min(1).max(256),
   valkeyUrl: z.url({ protocol: /^(redis|rediss|valkey|valkeys)$/ }).optional(),
-});
+  controlPlaneUrl: z.url({ protocol: /^https?$/ }).optional(),
+  apiKey: z.string().regex(/^vk_[A-Za-z0-9_-]{8,200}$/, 'the API key is a vk_ key').optional(),
+  gatewayId: z.string().min(1).max(128).optional(),
+  syncPollMs: z.coerce.number().int().min(100).max(3_600_000),
+  syncHeartbeatMs: z.coerce.number().int().min(100).max(3_600_000),
+  traceShipMs: z.coerce.number().int().min(50).max(600_000),
+  traceSpillMax: z.coerce.number().int().min(0).max(100_000_000),
+}).refine((o) => o.controlPlaneUrl === undefined || o.apiKey !== undefined, { message: '--control-plane-url needs --api-key', path: ['apiKey'] });
 
 export type ProxyCommandOptions = z.input<typeof optionsSchema>;
+type ProxyFlags = Partial<Record<'port' | 'host' | 'config' | 'upstreamUrl' | 'threads' | 'valkeyUrl' | 'controlPlaneUrl' | 'apiKey' | 'gatewayId', string | undefined>>;
 
 export function defaultThreads(): number {
   return Math.max(1, availableParallelism() - 1);
 }
 
 /** Flags win over environment variables, which win over defaults. */
-export function proxyOptionsFromEnv(flags: Partial<Record<keyof ProxyCommandOptions, string | undefined>>, env = process.env) {
+export function proxyOptionsFromEnv(flags: ProxyFlags, env = process.env) {
   const parsed = optionsSchema.safeParse({
     port: flags.port ?? env.SVC_PROXY_PORT ?? 4000,
     host: flags.host ?? env.SVC_PROXY_HOST ?? '127.0.0.1',
@@ -35,22 +44,46 @@ export function proxyOptionsFromEnv(flags: Partial<Record<keyof ProxyCommandOpti
     upstreamUrl: flags.upstreamUrl ?? env.SVC_UPSTREAM_URL,
     threads: flags.threads ?? env.SVC_THREADS ?? defaultThreads(),
     valkeyUrl: flags.valkeyUrl ?? env.SVC_VALKEY_URL,
+    controlPlaneUrl: flags.controlPlaneUrl ?? (env.SVC_CONTROL_PLANE_URL || undefined),
+    apiKey: flags.apiKey ?? (env.SVC_API_KEY || undefined),
+    gatewayId: flags.gatewayId ?? (env.SVC_GATEWAY_ID || undefined),
+    syncPollMs: env.SVC_SYNC_POLL_MS ?? 30_000,
+    syncHeartbeatMs: env.SVC_SYNC_HEARTBEAT_MS ?? 30_000,
+    traceShipMs: env.SVC_TRACE_SHIP_MS ?? 1000,
+    traceSpillMax: env.SVC_TRACE_SPILL_MAX ?? 100_000,
   });
   if (!parsed.success) throw new ConfigError(`invalid option: ${describeZodError(parsed.error)}`);
   return parsed.data;
 }
 
-export async function runProxy(flags: Partial<Record<keyof ProxyCommandOptions, string | undefined>>): Promise<void> {
+export async function runProxy(flags: ProxyFlags): Promise<void> {
   const env = process.env;
   const options = proxyOptionsFromEnv(flags, env);
   const logger = createLogger();
   const file = options.config === undefined ? undefined : await readConfigFile(options.config);
-  const config = buildRuntimeConfig({
+  const local = {
     file,
     upstreamUrl: options.upstreamUrl,
     extraKeys: env.SVC_VIRTUAL_KEYS ? env.SVC_VIRTUAL_KEYS.split(',').map((k) => k.trim()).filter(Boolean) : [],
-  });
-  const sink = new TraceSink({ dir: join(svcHome(env), 'traces'), logger });
+  };
+  let config = buildRuntimeConfig(local);
+  const link =
+    options.controlPlaneUrl === undefined
+      ? undefined
+      : await connectControlPlane({
+          controlPlaneUrl: options.controlPlaneUrl,
+          apiKey: options.apiKey!,
+          gatewayId: options.gatewayId,
+          home: svcHome(env),
+          local,
+          pollIntervalMs: options.syncPollMs,
+          heartbeatIntervalMs: options.syncHeartbeatMs,
+          traceShipIntervalMs: options.traceShipMs,
+          traceSpillMax: options.traceSpillMax,
+          logger,
+        });
+  if (link !== undefined) config = link.config;
+  const sink = new TraceSink({ dir: join(svcHome(env), 'traces'), logger, forward: link?.forwardTrace });
   const timeout = config.limits.storeTimeoutMs;
   const store = createStore({ valkeyUrl: options.valkeyUrl, logger, reserveTimeoutMs: timeout, readTimeoutMs: Math.ceil(timeout / 2), settleTimeoutMs: timeout * 2 });
   // Decide rules read from the SOPs of the folder the proxy runs in (or SVC_DECIDE_ROOT).
@@ -67,13 +100,15 @@ export async function runProxy(flags: Partial<Record<keyof ProxyCommandOptions, 
     threads: options.threads,
     store,
   });
+  link?.attach(server);
   const port = await server.listen();
   if (config.openMode) {
     logger.warn('no virtual key configured: open local mode, every caller on this machine is accepted');
   }
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   process.stdout.write(
-    `svc proxy listening on http://${host}:${port} (config ${config.version}${config.openMode ? ', open local mode' : ''}${config.upstreamUrl ? `, upstream ${config.upstreamUrl}` : ''})\n`,
+    `svc proxy listening on http://${host}:${port} (config ${config.version}${config.openMode ? ', open local mode' : ''}${config.upstreamUrl ? `, upstream ${config.upstreamUrl}` : ''}` +
+      `${link ? `, control plane ${options.controlPlaneUrl} as ${link.gatewayId}${link.source === 'last-good' ? ' from the last good config' : ''}` : ''})\n`,
   );
 
   let stopping = false;
@@ -84,13 +119,16 @@ export async function runProxy(flags: Partial<Record<keyof ProxyCommandOptions, 
     }
     stopping = true;
     logger.info({ signal, inflight: server.inflightCount }, 'draining');
-    server.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        logger.error({ err }, 'error while draining');
-        process.exit(1);
-      },
-    );
+    server
+      .close()
+      .then(() => link?.close())
+      .then(
+        () => process.exit(0),
+        (err: unknown) => {
+          logger.error({ err }, 'error while draining');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));

@@ -53,6 +53,8 @@ export interface ConfigSources {
   /** Overrides from flags and environment. */
   upstreamUrl?: string | undefined;
   extraKeys?: readonly string[];
+  /** The version to carry (a control-plane config's); by default a hash of the sources. */
+  version?: string;
 }
 
 export function buildRuntimeConfig(sources: ConfigSources): RuntimeConfig {
@@ -75,6 +77,7 @@ export function buildRuntimeConfig(sources: ConfigSources): RuntimeConfig {
     upstreamUrl = upstreamUrl.replace(/\/+$/, '');
   }
   const version =
+    sources.version ??
     'local-' +
     createHash('sha256')
       .update(JSON.stringify([file, upstreamUrl, [...keys.keys()]]))

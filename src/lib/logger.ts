@@ -13,9 +13,9 @@ export const REDACTED_PATHS = [
   'key',
 ];
 
-export function createLogger(level = process.env.SVC_LOG_LEVEL ?? 'info'): Logger {
+export function createLogger(level = process.env.SVC_LOG_LEVEL ?? 'info', service: 'proxy' | 'controlplane' = 'proxy'): Logger {
   return pino(
-    { level, base: { svc: 'proxy' }, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } },
+    { level, base: { svc: service }, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } },
     pino.destination({ fd: 2, sync: false }),
   );
 }

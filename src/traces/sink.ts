@@ -16,6 +16,8 @@ export interface TraceSinkOptions {
   flushIntervalMs?: number;
   /** Records queued for the file at most; past it the oldest queued are dropped and counted. */
   maxQueued?: number;
+  /** Also hands every record to this (e.g. the shipper to the control plane); it must not block. */
+  forward?: (trace: TraceRecord) => void;
   logger?: Logger;
 }
 
@@ -50,6 +52,7 @@ export class TraceSink {
   }
 
   record(trace: TraceRecord): void {
+    this.options.forward?.(trace);
     if (this.ring.length < this.ringSize) this.ring.push(trace);
     else {
       this.ring[this.ringStart] = trace;

@@ -1,0 +1,86 @@
+import { join } from 'node:path';
+import { resolveGatewayId } from '../config/gateway-identity.js';
+import { LastGoodConfig } from '../config/last-good.js';
+import type { RuntimeConfig } from '../config/runtime.js';
+import { ConfigSyncClient } from '../config/sync-client.js';
+import { runtimeConfigFromDocument, type LocalSources } from '../config/sync-runtime.js';
+import type { Logger } from '../lib/logger.js';
+import type { ProxyServer } from '../proxy/server.js';
+import { TraceShipper } from '../traces/shipper.js';
+import { TraceSpill } from '../traces/spill.js';
+import type { TraceRecord } from '../traces/trace.js';
+
+export interface ControlPlaneLinkOptions {
+  controlPlaneUrl: string;
+  apiKey: string;
+  gatewayId: string | undefined;
+  /** The local state folder (~/.svc). */
+  home: string;
+  local: LocalSources;
+  pollIntervalMs: number;
+  heartbeatIntervalMs: number;
+  traceShipIntervalMs: number;
+  traceSpillMax: number;
+  logger: Logger;
+}
+
+/** A proxy's connection to its control plane: config in, heartbeats and traces out. */
+export interface ControlPlaneLink {
+  readonly gatewayId: string;
+  readonly source: 'control-plane' | 'last-good';
+  /** The config to serve with now. */
+  readonly config: RuntimeConfig;
+  readonly configVersion: number | undefined;
+  /** Later configs go to this server. */
+  attach(server: ProxyServer): void;
+  forwardTrace(trace: TraceRecord): void;
+  close(): Promise<void>;
+}
+
+/** Resolves the gateway, takes its first config (or the last good one) and starts syncing and shipping. */
+export async function connectControlPlane(opts: ControlPlaneLinkOptions): Promise<ControlPlaneLink> {
+  const controlPlaneUrl = opts.controlPlaneUrl.replace(/\/+$/, '');
+  const syncDir = join(opts.home, 'sync');
+  const gatewayId = await resolveGatewayId({ given: opts.gatewayId, controlPlaneUrl, apiKey: opts.apiKey, file: join(syncDir, 'gateways.json') });
+  const spill = await TraceSpill.open(join(opts.home, 'traces-spill'), opts.traceSpillMax, opts.logger);
+  const shipper = new TraceShipper({ controlPlaneUrl, apiKey: opts.apiKey, gatewayId, spill, logger: opts.logger, intervalMs: opts.traceShipIntervalMs });
+  let server: ProxyServer | undefined;
+  let config: RuntimeConfig | undefined;
+  const client = new ConfigSyncClient({
+    controlPlaneUrl,
+    apiKey: opts.apiKey,
+    gatewayId,
+    lastGood: new LastGoodConfig(join(syncDir, 'last-good.json')),
+    pollIntervalMs: opts.pollIntervalMs,
+    heartbeatIntervalMs: opts.heartbeatIntervalMs,
+    apply(document) {
+      config = runtimeConfigFromDocument(document, opts.local);
+      server?.setConfig(config);
+    },
+    heartbeat: () => ({ inflight: server?.inflightCount ?? 0, tracesSpilled: spill.size, tracesDropped: shipper.droppedCount }),
+    logger: opts.logger,
+  });
+  let source: 'control-plane' | 'last-good';
+  try {
+    source = await client.start();
+  } catch (err) {
+    await shipper.close();
+    throw err;
+  }
+  return {
+    gatewayId,
+    source,
+    get config() {
+      return config!;
+    },
+    get configVersion() {
+      return client.version;
+    },
+    attach: (s) => (server = s),
+    forwardTrace: (trace) => shipper.enqueue(trace),
+    async close() {
+      client.close();
+      await shipper.close();
+    },
+  };
+}

@@ -1,0 +1,188 @@
+import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from '@trufflesuite/uws-js-unofficial';
+import type { z } from 'zod';
+import type { Logger } from '../lib/logger.js';
+import { resolvePrincipal, roleAllowed } from './auth/principal.js';
+import { TokenIssuer } from './auth/tokens.js';
+import type { Database, Queryable } from './db/database.js';
+import { ApiError, ForbiddenError, NotFoundError, PayloadTooLargeError, UnauthorizedError, ValidationError } from './errors.js';
+import { validationError } from './validation.js';
+import { Router, type Route } from './router.js';
+import { allRoutes } from './routes/index.js';
+import type { SecretBox } from './secrets.js';
+import type { ControlPlaneSettings, Services } from './services.js';
+import { ConfigAnnouncer } from './sync/announcer.js';
+import { bumpConfigVersion, currentConfigVersion } from './sync/config-version.js';
+
+export const API_PREFIX = '/api/v1';
+
+export interface ControlPlaneServerOptions {
+  host: string;
+  port: number;
+  db: Database;
+  secrets: SecretBox;
+  logger: Logger;
+  settings: ControlPlaneSettings;
+  /** Largest request body accepted; past it, 413. */
+  maxBodyBytes?: number;
+  accessTtlSeconds?: number;
+}
+
+interface Intake {
+  method: string;
+  path: string;
+  query: string;
+  authorization: string;
+  contentType: string;
+  ifNoneMatch: string;
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  200: 'OK', 201: 'Created', 304: 'Not Modified', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found',
+  405: 'Method Not Allowed', 409: 'Conflict', 413: 'Payload Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Entity',
+  500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable',
+};
+
+/** The thin control plane: the JSON REST API under /api/v1 and the config-announcing WebSocket. */
+export class ControlPlaneServer {
+  readonly services: Services;
+  private readonly app: TemplatedApp;
+  private readonly router: Router;
+  private readonly announcer: ConfigAnnouncer;
+  private readonly maxBodyBytes: number;
+  private listenSocket: us_listen_socket | undefined;
+
+  constructor(private readonly options: ControlPlaneServerOptions) {
+    this.app = uWS.App();
+    this.maxBodyBytes = options.maxBodyBytes ?? 8 * 1024 * 1024;
+    this.router = new Router(allRoutes);
+    this.announcer = new ConfigAnnouncer(this.app);
+    const tokens = new TokenIssuer(options.secrets.deriveKey('access-token'), options.accessTtlSeconds ?? 3600);
+    const db = options.db;
+    const announcer = this.announcer;
+    this.services = {
+      db,
+      secrets: options.secrets,
+      tokens,
+      logger: options.logger,
+      settings: options.settings,
+      async changeConfig<T>(workspaceId: string, change: (tx: Queryable) => Promise<T>) {
+        const out = await db.transaction(async (tx) => ({ result: await change(tx), version: await bumpConfigVersion(tx, workspaceId) }));
+        announcer.announce(workspaceId, out.version);
+        return out;
+      },
+    };
+    this.announcer.attach(`${API_PREFIX}/sync/ws`, (authorization) => resolvePrincipal(db, tokens, authorization), (workspaceId) => currentConfigVersion(db, workspaceId));
+    this.app.any('/*', (res, req) => this.accept(res, req));
+  }
+
+  listen(): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.app.listen(this.options.host, this.options.port, (socket) => {
+        if (!socket) return reject(new Error(`control plane could not listen on ${this.options.host}:${this.options.port}`));
+        this.listenSocket = socket;
+        resolve(uWS.us_socket_local_port(socket));
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.listenSocket !== undefined) uWS.us_listen_socket_close(this.listenSocket);
+    this.listenSocket = undefined;
+    // Closes the open connections and sockets too; the typings lag behind the runtime here.
+    (this.app as TemplatedApp & { close(): void }).close();
+  }
+
+  private accept(res: HttpResponse, req: HttpRequest): void {
+    const intake: Intake = {
+      method: req.getCaseSensitiveMethod().toUpperCase(),
+      path: req.getUrl(),
+      query: req.getQuery() ?? '',
+      authorization: req.getHeader('authorization'),
+      contentType: req.getHeader('content-type'),
+      ifNoneMatch: req.getHeader('if-none-match'),
+    };
+    let aborted = false;
+    res.onAborted(() => (aborted = true));
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let refused = false;
+    res.onData((chunk, isLast) => {
+      if (refused) return;
+      size += chunk.byteLength;
+      if (size > this.maxBodyBytes) {
+        refused = true;
+        this.send(res, () => aborted, this.errorReply(new PayloadTooLargeError(this.maxBodyBytes)), true);
+        return;
+      }
+      chunks.push(Buffer.from(chunk.slice(0)));
+      if (!isLast) return;
+      void this.dispatch(intake, Buffer.concat(chunks)).then((reply) => this.send(res, () => aborted, reply));
+    });
+  }
+
+  private async dispatch(intake: Intake, rawBody: Buffer): Promise<{ status: number; body: unknown; headers: Record<string, string> }> {
+    try {
+      if (!intake.path.startsWith(API_PREFIX + '/')) throw new NotFoundError(`No route for ${intake.method} ${intake.path}.`);
+      const found = this.router.match(intake.method, intake.path.slice(API_PREFIX.length));
+      if (found === undefined) throw new NotFoundError(`No route for ${intake.method} ${intake.path}.`);
+      if (found === 'method') throw new ApiError(405, 'METHOD_NOT_ALLOWED', `${intake.method} is not allowed on ${intake.path}.`);
+      const { route: r, params } = found;
+      const principal = r.access === 'P' ? undefined : await this.authorize(r.access, intake.authorization);
+      const query = r.query === undefined ? undefined : this.parse(r.query, Object.fromEntries(new URLSearchParams(intake.query)), 400);
+      const body = r.body === undefined ? undefined : this.parse(r.body, this.readJson(rawBody, intake.contentType), r.invalidBodyStatus ?? 400);
+      const ctx = { services: this.services, params, body, query, headers: { ifNoneMatch: intake.ifNoneMatch }, principal };
+      const reply = await r.handler(ctx as never);
+      return { status: reply.status ?? 200, body: reply.body, headers: reply.headers ?? {} };
+    } catch (err) {
+      return this.errorReply(err);
+    }
+  }
+
+  private async authorize(access: Exclude<Route['access'], 'P'>, authorization: string) {
+    const principal = await resolvePrincipal(this.options.db, this.services.tokens, authorization);
+    if (principal === undefined) throw new UnauthorizedError();
+    if (access === 'SESSION' && principal.sessionId === undefined) throw new UnauthorizedError('This route needs a login access token, not an API key.');
+    if (!roleAllowed(access, principal.role)) throw new ForbiddenError(`Your role ${principal.role} may not do this.`);
+    return principal;
+  }
+
+  private readJson(raw: Buffer, contentType: string): unknown {
+    if (raw.length === 0) return undefined;
+    if (contentType !== '' && !/^application\/(.+\+)?json\b/i.test(contentType)) {
+      throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', `Content type '${contentType}' is not supported; send application/json.`);
+    }
+    try {
+      return JSON.parse(raw.toString('utf8'));
+    } catch {
+      throw new ValidationError('The body is not valid JSON.');
+    }
+  }
+
+  private parse<T>(schema: z.ZodType<T>, value: unknown, invalidStatus: number): T {
+    const parsed = schema.safeParse(value);
+    if (!parsed.success) throw validationError(parsed.error, invalidStatus);
+    return parsed.data;
+  }
+
+  private errorReply(err: unknown) {
+    if (err instanceof ApiError) {
+      return { status: err.status, body: { error: { code: err.code, message: err.message, ...(err.details === undefined ? {} : { details: err.details }) } }, headers: {} };
+    }
+    this.options.logger.error({ err }, 'control plane request failed');
+    return { status: 500, body: { error: { code: 'INTERNAL', message: 'Internal error.' } }, headers: {} };
+  }
+
+  private send(res: HttpResponse, isAborted: () => boolean, reply: { status: number; body: unknown; headers: Record<string, string> }, close = false): void {
+    if (isAborted()) return;
+    res.cork(() => {
+      res.writeStatus(`${reply.status} ${STATUS_TEXT[reply.status] ?? ''}`.trim());
+      for (const [name, value] of Object.entries(reply.headers)) res.writeHeader(name, value);
+      if (reply.status === 304 || reply.body === undefined) res.endWithoutBody(0, close);
+      else {
+        res.writeHeader('content-type', 'application/json');
+        res.end(JSON.stringify(reply.body), close);
+      }
+    });
+  }
+}
+

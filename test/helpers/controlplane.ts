@@ -1,0 +1,142 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { request } from 'undici';
+import { startControlPlane, type RunningControlPlane } from '../../src/controlplane/start.js';
+import { createLogger } from '../../src/lib/logger.js';
+
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+export type Backend = 'pglite' | 'postgres';
+
+const LOCAL_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
+
+/** $DATABASE_URL, else the local PostgreSQL if one answers, else undefined (the PostgreSQL variant is skipped). */
+export async function postgresUrl(): Promise<string | undefined> {
+  if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
+  const client = new pg.Client({ connectionString: LOCAL_POSTGRES, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return LOCAL_POSTGRES;
+  } catch {
+    return undefined;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+export interface TestControlPlane extends RunningControlPlane {
+  url: string;
+  home: string;
+}
+
+export interface TestControlPlaneOptions {
+  backend?: Backend;
+  signupEnabled?: boolean;
+  providerBaseUrl?: string;
+  /** Reuse a home (and so the embedded database and key) of an earlier control plane. */
+  home?: string;
+  port?: number;
+}
+
+/** A control plane in this process on a free port, its home in a temp dir, its PostgreSQL schema dropped afterwards. */
+export async function startTestControlPlane(t: Teardown, opts: TestControlPlaneOptions = {}): Promise<TestControlPlane> {
+  const home = opts.home ?? (await mkdtemp(join(tmpdir(), 'svc-cp-')));
+  if (opts.home === undefined) t.teardown(() => rm(home, { recursive: true, force: true }));
+  let databaseUrl: string | undefined;
+  let schema: string | undefined;
+  if (opts.backend === 'postgres') {
+    databaseUrl = await postgresUrl();
+    if (databaseUrl === undefined) throw new Error('no PostgreSQL available');
+    schema = `svc_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+    const url = databaseUrl;
+    const dropSchema = schema;
+    t.teardown(async () => {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS ${dropSchema} CASCADE`);
+      await client.end();
+    });
+  }
+  const running = await startControlPlane({
+    host: '127.0.0.1',
+    port: opts.port ?? 0,
+    home,
+    databaseUrl,
+    databaseSchema: schema,
+    secretKey: undefined,
+    settings: { signupEnabled: opts.signupEnabled ?? true, providerBaseUrl: opts.providerBaseUrl, refreshTtlSeconds: 3600 },
+    logger: createLogger('silent'),
+  });
+  t.teardown(() => running.close());
+  return { ...running, url: `http://127.0.0.1:${running.port}`, home };
+}
+
+export interface ApiResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/** One JSON call to the control plane under /api/v1. */
+export async function api<T = any>(
+  cp: { url: string },
+  method: string,
+  path: string,
+  opts: { token?: string; body?: unknown; headers?: Record<string, string>; rawBody?: string } = {},
+): Promise<ApiResponse<T>> {
+  const res = await request(`${cp.url}/api/v1${path}`, {
+    method: method as 'GET',
+    headers: {
+      ...(opts.body !== undefined || opts.rawBody !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}),
+      ...opts.headers,
+    },
+    body: opts.rawBody ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body)),
+  });
+  const text = await res.body.text();
+  return { status: res.statusCode, body: text.length > 0 ? JSON.parse(text) : undefined, headers: res.headers };
+}
+
+let accounts = 0;
+
+export interface Account {
+  email: string;
+  password: string;
+  accessToken: string;
+  refreshToken: string;
+  apiKey: string;
+  workspaceId: string;
+  memberId: string;
+}
+
+/** Signs a new owner up and returns their tokens and key. */
+export async function signUp(cp: { url: string }, overrides: Partial<{ email: string; password: string; name: string }> = {}): Promise<Account> {
+  const email = overrides.email ?? `owner${++accounts}-${process.pid}-${Date.now()}@example.com`;
+  const password = overrides.password ?? 'correct horse battery';
+  const res = await api(cp, 'POST', '/auth/signup', { body: { email, password, name: overrides.name ?? 'Owner' } });
+  if (res.status !== 201) throw new Error(`signup failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return {
+    email,
+    password,
+    accessToken: res.body.accessToken,
+    refreshToken: res.body.refreshToken,
+    apiKey: res.body.apiKey.key,
+    workspaceId: res.body.workspace.id,
+    memberId: res.body.member.id,
+  };
+}
+
+/** Invites a member with the role, logs them in and returns their access token and a vk_ key of theirs. */
+export async function memberWithRole(cp: { url: string }, owner: Account, role: 'ADMIN' | 'EM' | 'DEVELOPER' | 'VIEWER') {
+  const email = `${role.toLowerCase()}-${++accounts}-${process.pid}@example.com`;
+  const invite = await api(cp, 'POST', '/members/invite', { token: owner.accessToken, body: { email, displayName: role, role, tempPassword: 'temporary-pass' } });
+  if (invite.status !== 201) throw new Error(`invite failed: ${invite.status} ${JSON.stringify(invite.body)}`);
+  const login = await api(cp, 'POST', '/auth/login', { body: { email, password: 'temporary-pass' } });
+  const key = await api(cp, 'POST', '/keys', { token: login.body.accessToken, body: { name: `${role} key` } });
+  return { accessToken: login.body.accessToken as string, apiKey: key.body.key as string, memberId: invite.body.memberId as string };
+}
