@@ -2,7 +2,7 @@ import t from 'tap';
 import { WebSocket } from 'undici';
 import { hashKey } from '../../src/config/runtime.js';
 import { gatewayConfigDocumentSchema } from '../../src/config/sync-document.js';
-import { api, postgresUrl, signUp, startTestControlPlane, type Account, type Backend, type TestControlPlane } from '../helpers/controlplane.js';
+import { api, memberWithRole, postgresUrl, signUp, startTestControlPlane, type Account, type Backend, type TestControlPlane } from '../helpers/controlplane.js';
 
 const backends: Backend[] = (await postgresUrl()) === undefined ? ['pglite'] : ['pglite', 'postgres'];
 
@@ -62,6 +62,23 @@ for (const backend of backends) {
       t.equal(res.headers.etag, `"${gatewayId}-v${doc.version}"`);
       const other = await signUp(cp);
       t.equal((await config(other, gatewayId)).status, 404, "another workspace's gateway is not found");
+    });
+
+    t.test("provider secrets go only to an owner's or admin's key; a viewer's key gets the rest of the config", async (t) => {
+      const { owner, gatewayId } = await withGateway(t);
+      await api(cp, 'PUT', '/workspace/provider-credentials/openai', { token: owner.accessToken, body: { fields: { apiKey: 'sk-provider-key-2' } } });
+      for (const role of ['ADMIN', 'VIEWER'] as const) {
+        const member = await memberWithRole(cp, owner, role);
+        const res = await api(cp, 'GET', `/gateways/${gatewayId}/config`, { token: member.apiKey });
+        t.equal(res.status, 200, role);
+        const doc = gatewayConfigDocumentSchema.parse(res.body);
+        if (role === 'ADMIN') t.same(doc.config.providers.openai, { apiKey: 'sk-provider-key-2' }, 'an admin key syncs the credential');
+        else {
+          t.same(doc.config.providers, {}, 'a viewer key gets no credential');
+          t.notOk(JSON.stringify(res.body).includes('sk-provider-key-2'));
+          t.match(res.headers.etag, /-nosecrets"$/, 'its own tag, so a cached secretless copy is never taken for the full one');
+        }
+      }
     });
 
     t.test('ETag / If-None-Match: 304 while the version holds, 200 with a new ETag after a change', async (t) => {

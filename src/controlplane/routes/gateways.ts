@@ -51,7 +51,8 @@ function gatewayStatus(row: GatewayRow, currentVersion: number, now = Date.now()
   };
 }
 
-const etagOf = (gatewayId: string, version: number) => `"${gatewayId}-v${version}"`;
+/** The document differs by whether it carries provider secrets, so its tag does too. */
+const etagOf = (gatewayId: string, version: number, withSecrets: boolean) => `"${gatewayId}-v${version}${withSecrets ? '' : '-nosecrets'}"`;
 
 export const gatewayRoutes: Route[] = [
   route.authed<z.infer<typeof registerBody>>('OA', {
@@ -83,10 +84,18 @@ export const gatewayRoutes: Route[] = [
     handler: async ({ services, principal, params, headers }): Promise<Reply> => {
       const gateway = await loadGateway(services.db, principal.workspaceId, params.id);
       const version = await currentConfigVersion(services.db, principal.workspaceId);
-      const etag = etagOf(gateway.id, version);
+      // Decrypted provider credentials go only to a gateway syncing with an owner's or admin's key:
+      // any member may read the rest of its config, but a VIEWER's key must not yield the secrets.
+      const withSecrets = principal.role === 'OWNER' || principal.role === 'ADMIN';
+      const etag = etagOf(gateway.id, version, withSecrets);
       if (headers.ifNoneMatch.split(',').some((tag) => tag.trim() === etag || tag.trim() === '*')) return { status: 304, headers: { etag } };
-      const document = await buildGatewayConfig(services.db, services.secrets, { id: gateway.id, workspaceId: gateway.workspace_id, byokRequired: gateway.byok_required });
-      return { body: document, headers: { etag: etagOf(gateway.id, document.version), 'cache-control': 'no-cache' } };
+      const document = await buildGatewayConfig(services.db, services.secrets, {
+        id: gateway.id,
+        workspaceId: gateway.workspace_id,
+        byokRequired: gateway.byok_required,
+        withSecrets,
+      });
+      return { body: document, headers: { etag: etagOf(gateway.id, document.version, withSecrets), 'cache-control': 'no-cache' } };
     },
   }),
   route.authed<ConfigAck>('A', {

@@ -8,12 +8,13 @@ import { loadSettings } from '../settings/store.js';
 /**
  * The whole config one gateway needs, read in one snapshot: the workspace's writable settings
  * (server-kept keys and byocStorage secrets are not for the proxy), its provider credentials, the
- * hashes of its active keys, its caps and the gateway's own bring-your-own-key switch.
+ * hashes of its active keys, its caps and the gateway's own bring-your-own-key switch. Provider
+ * credentials are included only `withSecrets`.
  */
 export async function buildGatewayConfig(
   tx: Queryable,
   secrets: SecretBox,
-  gateway: { id: string; workspaceId: string; byokRequired: boolean },
+  gateway: { id: string; workspaceId: string; byokRequired: boolean; withSecrets: boolean },
 ): Promise<GatewayConfigDocumentInput> {
   const [workspace] = await tx.query<{ config_version: number; budget_daily_usd: number | null; budget_monthly_usd: number | null }>(
     'SELECT config_version, budget_daily_usd, budget_monthly_usd FROM workspaces WHERE id = $1',
@@ -24,7 +25,7 @@ export async function buildGatewayConfig(
   const keys = await tx.query<{ key_hash: string; name: string }>('SELECT key_hash, name FROM api_keys WHERE workspace_id = $1 AND revoked_at IS NULL ORDER BY created_at', [
     gateway.workspaceId,
   ]);
-  const credentials = await loadCredentials(tx, secrets, gateway.workspaceId);
+  const credentials = gateway.withSecrets ? await loadCredentials(tx, secrets, gateway.workspaceId) : [];
   return {
     gatewayId: gateway.id,
     workspaceId: gateway.workspaceId,
