@@ -10,7 +10,7 @@ import { spawnProxy, type SpawnedProxy } from '../helpers/proxy.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -183,11 +183,15 @@ t.test('past the spill bound, traces are dropped, counted in the heartbeat and l
   for (let i = 0; i < 6; i++) t.equal((await chat(proxy, owner.apiKey, 'gpt-4o-mini')).status, 200);
   await until('the drop to be logged', async () => (proxy.stderr().includes('trace spill full: records dropped') ? true : undefined));
   await link.up();
-  await until('the spilled traces at the control plane', async () => ((await api(cp, 'GET', '/traces', { token: owner.accessToken })).body.total === 5 ? true : undefined));
-  const status = await until('a heartbeat counting the drops', async () => {
-    const s = await gatewayStatus(cp, owner, gatewayId);
-    return s.lastHeartbeat?.tracesDropped === 2 && s.lastHeartbeat.tracesSpilled === 0 ? s : undefined;
-  });
+  const status = await until(
+    'a heartbeat with the spill drained and the drops counted',
+    async () => {
+      const s = await gatewayStatus(cp, owner, gatewayId);
+      return s.lastHeartbeat?.tracesSpilled === 0 && (s.lastHeartbeat.tracesDropped ?? 0) > 0 ? s : undefined;
+    },
+    30_000,
+  );
+  t.equal((await api(cp, 'GET', '/traces', { token: owner.accessToken })).body.total, 5, 'the first trace and the four the spill held');
   t.match(status.lastHeartbeat, { tracesDropped: 2, tracesSpilled: 0 });
 });
 

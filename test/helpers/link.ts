@@ -39,10 +39,14 @@ export class SwitchableLink {
       upstream.on('close', () => client.destroy());
     });
     this.server = server;
-    return new Promise((resolve) => server.listen(this.port, '127.0.0.1', () => {
-      this.port = (server.address() as { port: number }).port;
-      resolve();
-    }));
+    return new Promise((resolve, reject) => {
+      // Reopening on the same port can fail if another process took it meanwhile: say so, do not hang.
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', () => {
+        this.port = (server.address() as { port: number }).port;
+        resolve();
+      });
+    });
   }
 
   /** Refuses new connections and cuts the open ones. */
