@@ -1,0 +1,121 @@
+// A small POSIX-shell word splitter, so rules match commands whatever separates their words:
+// spaces, tabs, line continuations, quotes and inline comments.
+
+const SPACE: i32 = 0x20;
+const TAB: i32 = 0x09;
+const LF: i32 = 0x0a;
+const CR: i32 = 0x0d;
+const BACKSLASH: i32 = 0x5c;
+const SINGLE_QUOTE: i32 = 0x27;
+const DOUBLE_QUOTE: i32 = 0x22;
+const HASH: i32 = 0x23;
+
+function isBlank(c: i32): bool {
+  return c == SPACE || c == TAB || c == CR;
+}
+
+/** `;`, `&`, `|`, `(`, `)` and a new line end a simple command. */
+function isCommandSeparator(c: i32): bool {
+  return c == 0x3b || c == 0x26 || c == 0x7c || c == 0x28 || c == 0x29 || c == LF;
+}
+
+/**
+ * The simple commands of a shell command line, each as its words with quotes removed:
+ * `sudo  rm\t-rf \\\n / # gone; ls` gives [["sudo", "rm", "-rf", "/"]].
+ */
+export function commands(line: string): string[][] {
+  const out = new Array<string[]>();
+  let current = new Array<string>();
+  let word = "";
+  let inWord = false;
+  const n = line.length;
+  let i = 0;
+  while (i < n) {
+    const c = line.charCodeAt(i);
+    if (c == BACKSLASH && i + 1 < n) {
+      const next = line.charCodeAt(i + 1);
+      i += 2;
+      if (next == LF) continue;
+      if (next == CR && i < n && line.charCodeAt(i) == LF) {
+        i++;
+        continue;
+      }
+      word += String.fromCharCode(next);
+      inWord = true;
+      continue;
+    }
+    if (c == SINGLE_QUOTE || c == DOUBLE_QUOTE) {
+      let j = i + 1;
+      while (j < n && line.charCodeAt(j) != c) {
+        if (c == DOUBLE_QUOTE && line.charCodeAt(j) == BACKSLASH && j + 1 < n) j++;
+        word += String.fromCharCode(line.charCodeAt(j));
+        j++;
+      }
+      inWord = true;
+      i = j + 1;
+      continue;
+    }
+    if (c == HASH && !inWord) {
+      while (i < n && line.charCodeAt(i) != LF) i++;
+      continue;
+    }
+    if (isBlank(c) || isCommandSeparator(c)) {
+      if (inWord) {
+        current.push(word);
+        word = "";
+        inWord = false;
+      }
+      if (isCommandSeparator(c) && current.length > 0) {
+        out.push(current);
+        current = new Array<string>();
+      }
+      i++;
+      continue;
+    }
+    word += String.fromCharCode(c);
+    inWord = true;
+    i++;
+  }
+  if (inWord) current.push(word);
+  if (current.length > 0) out.push(current);
+  return out;
+}
+
+/** All words of a command line, across its simple commands. */
+export function words(line: string): string[] {
+  const out = new Array<string>();
+  const all = commands(line);
+  for (let i = 0; i < all.length; i++) {
+    const cmd = all[i];
+    for (let j = 0; j < cmd.length; j++) out.push(cmd[j]);
+  }
+  return out;
+}
+
+/** The last path component: `/usr/bin/rm` → `rm`. */
+export function baseName(word: string): string {
+  const slash = word.lastIndexOf("/");
+  return slash < 0 ? word : word.substring(slash + 1);
+}
+
+/**
+ * The command a simple command runs once wrappers are skipped (`sudo -u x`, `env A=b`, `nohup`,
+ * `xargs`, `command`, `exec`, `time`): its index in `cmd`, or -1.
+ */
+export function commandStart(cmd: string[]): i32 {
+  let i = 0;
+  while (i < cmd.length) {
+    const w = baseName(cmd[i]);
+    if (w == "sudo" || w == "doas" || w == "env" || w == "nohup" || w == "xargs" || w == "command" || w == "exec" || w == "time" || w == "nice") {
+      i++;
+      while (i < cmd.length && (cmd[i].startsWith("-") || cmd[i].includes("="))) i++;
+      continue;
+    }
+    if (cmd[i].includes("=") && !cmd[i].startsWith("-")) {
+      i++;
+      continue;
+    }
+    return i;
+  }
+  return -1;
+}
