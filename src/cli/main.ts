@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { ConfigError } from '../lib/errors.js';
 import { VERSION } from '../lib/version.js';
+import { registerPolicyCommands } from './policy-command.js';
 import { runProxy } from './proxy-command.js';
 
 function fail(err: unknown): never {
@@ -23,5 +24,7 @@ program
   .option('--threads <n>', 'policy worker threads (SVC_THREADS, default cores - 1)')
   .option('--valkey-url <url>', 'Redis/Valkey URL of the shared store (SVC_VALKEY_URL)')
   .action((opts: Record<string, string | undefined>) => runProxy(opts).catch(fail));
+
+registerPolicyCommands(program, fail);
 
 program.parseAsync(process.argv).catch(fail);

@@ -4,6 +4,7 @@ import { SvcError } from '../lib/errors.js';
 import type { Finding } from '../policy/inspect.js';
 import type { AttemptRecord } from './upstream-call.js';
 import type { Enforcement, TraceRecord } from '../traces/trace.js';
+import type { ToolCallRecord } from './tool-calls-review.js';
 import type { Usage } from '../traces/usage.js';
 import type { Wire } from '../upstream/target.js';
 import type { IntakeHeaders } from './intake.js';
@@ -78,6 +79,8 @@ export class Exchange {
   /** Upstream attempts that failed and were retried or fell back (the last attempt is the trace's own). */
   attempts: AttemptRecord[] = [];
   cache: 'hit' | 'miss' | null = null;
+  toolCalls: ToolCallRecord[] = [];
+  requestRule: TraceRecord['requestRule'] = null;
 
   constructor(
     readonly res: HttpResponse,
@@ -264,6 +267,12 @@ export class Exchange {
     this.end();
   }
 
+  /** A refused tool call was taken out of the response: the agent was steered. */
+  recordToolCallRefusal(record: ToolCallRecord): void {
+    this.toolCalls.push(record);
+    if (this.enforcement !== 'KILL') this.enforcement = 'HIJACK';
+  }
+
   /** The trace record as it stands. */
   toTrace(): TraceRecord {
     return {
@@ -290,6 +299,8 @@ export class Exchange {
       warnings: this.warnings,
       attempts: this.attempts,
       cache: this.cache,
+      toolCalls: this.toolCalls,
+      requestRule: this.requestRule,
     };
   }
 

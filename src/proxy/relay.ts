@@ -14,6 +14,9 @@ import type { RouteKind } from './routes.js';
 import type { RetryHook } from './upstream-call.js';
 import { MAX_CACHED_BYTES, type CachedResponse } from './response-cache.js';
 import { dataLinesContaining, SseFramer } from './sse.js';
+import { reviewResponseToolCalls } from './tool-calls.js';
+import type { ToolCallReview } from './tool-calls-review.js';
+import { ToolCallStreamGate } from './tool-calls-stream.js';
 
 /** Upstream response headers that must not be relayed (hop-by-hop, or recomputed by uWS). */
 const DROP_RESPONSE_HEADERS = new Set([
@@ -59,6 +62,8 @@ export interface RelayRequest {
   readonly inspect: (policy: PolicyConfig, parsed: unknown, raw: Buffer) => Promise<InspectionResult>;
   /** Asked before a failure that nothing of has reached the client goes to the client. */
   readonly retry: RetryHook;
+  /** Judges the tool calls the model emits; null when no judge is active (nothing is held). */
+  readonly toolCalls: ToolCallReview | null;
   /** Receives a complete successful response as relayed, for the exact cache; null when not caching. */
   readonly cache: ((response: CachedResponse) => void) | null;
 }
@@ -136,6 +141,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
   private bodyBytes = 0;
   private framer: SseFramer | null = null;
   private redactor: StreamRedactor | null = null;
+  private gate: ToolCallStreamGate | null = null;
   /** A stream's 200 waits for its first events: an error there can still be retried. */
   private streamBegun = false;
   private retryAfter: string | undefined;
@@ -173,6 +179,9 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
       this.mode = 'stream';
       this.framer = new SseFramer();
       if (this.req.responsePolicy !== null) this.redactor = new StreamRedactor(this.req.responsePolicy);
+      if (this.req.toolCalls !== null) {
+        this.gate = ToolCallStreamGate.for(this.req.kind, this.req.toolCalls, (data) => this.forward(data), (r) => this.ex.recordToolCallRefusal(r));
+      }
     } else {
       this.mode = 'buffer';
     }
@@ -239,8 +248,8 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
         if (rest !== null) this.forwardEvents(rest);
         this.finishRedaction();
         this.settleUsage();
-        this.offerToCache(true);
-        this.ex.end();
+        if (this.gate === null) this.endStream();
+        else void this.gate.finish().then(() => this.endStream());
         return;
       }
       case 'buffer': {
@@ -248,14 +257,16 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
         this.chunks = [];
         Object.assign(this.usage, usageFromJsonBytes(body));
         this.settleUsage();
-        this.inspectResponse(body).then(
-          (relayed) => {
-            this.keepForCache(relayed);
-            this.offerToCache(false);
-            this.ex.reply(this.status, this.headers, relayed);
-          },
-          (err: SvcError) => this.ex.fail(err),
-        );
+        this.inspectResponse(body)
+          .then((inspected) => this.reviewToolCalls(inspected))
+          .then(
+            (relayed) => {
+              this.keepForCache(relayed);
+              this.offerToCache(false);
+              this.ex.reply(this.status, this.headers, relayed);
+            },
+            (err: SvcError) => this.ex.fail(err),
+          );
         return;
       }
       case 'passthrough':
@@ -292,6 +303,17 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     this.ex.begin(this.status, this.headers, controller);
   }
 
+  private endStream(): void {
+    this.offerToCache(true);
+    this.ex.end();
+  }
+
+  /** Stream events on their way out: through the tool-call gate when there is one. */
+  private emit(events: Buffer): void {
+    if (this.gate === null) this.forward(events);
+    else this.gate.push(events);
+  }
+
   private forward(data: Buffer): void {
     this.keepForCache(data);
     this.ex.write(data);
@@ -307,7 +329,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
 
   /** Offers the complete response to the cache, unless it failed, was refused or grew too big. */
   private offerToCache(stream: boolean): void {
-    if (this.req.cache === null || this.status !== 200 || this.ex.error !== null || this.ex.enforcement === 'KILL') return;
+    if (this.req.cache === null || this.status !== 200 || this.ex.error !== null || this.ex.enforcement === 'KILL' || this.ex.enforcement === 'HIJACK') return;
     if (this.relayed === null || this.relayedBytes > MAX_CACHED_BYTES) return;
     const contentType = this.headers.find(([k]) => k === 'content-type')?.[1] ?? 'application/json';
     this.req.cache({
@@ -323,13 +345,13 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
   /** Complete SSE events: usage read, redaction applied, then relayed. */
   private forwardEvents(events: Buffer): void {
     for (const event of dataLinesContaining(events, '"usage"')) mergeUsageFromEvent(event, this.usage);
-    this.forward(this.redactor === null ? events : this.redactor.push(events));
+    this.emit(this.redactor === null ? events : this.redactor.push(events));
   }
 
   private finishRedaction(): void {
     if (this.redactor === null) return;
     const rest = this.redactor.finish();
-    if (rest !== null) this.forward(rest);
+    if (rest !== null) this.emit(rest);
     this.recordFindings(this.redactor.findings, this.redactor.blockedBy !== null);
   }
 
@@ -348,6 +370,14 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     this.recordFindings(result.findings, result.verdict === 'blocked');
     if (result.verdict === 'blocked') return Buffer.from(JSON.stringify(refusalResponse(this.req.kind, parsed, result.blockedBy!.detector)));
     return result.body !== null ? Buffer.from(result.body) : body;
+  }
+
+  /** A complete response's tool calls put to the judges; refused ones substituted. */
+  private async reviewToolCalls(body: Buffer): Promise<Buffer> {
+    if (this.req.toolCalls === null) return body;
+    const reviewed = await reviewResponseToolCalls(this.req.kind, body, this.req.toolCalls);
+    for (const record of reviewed.refused) this.ex.recordToolCallRefusal(record);
+    return reviewed.body;
   }
 
   private recordFindings(findings: readonly Finding[], blocked: boolean): void {

@@ -6,6 +6,7 @@ import {
   NotFoundError,
   PayloadTooLargeError,
   PolicyBlockedError,
+  RuleDeniedError,
   ShuttingDownError,
   SvcError,
   UnsupportedMediaTypeError,
@@ -34,6 +35,11 @@ import { Exchange, type ExchangeHooks } from './exchange.js';
 import { upstreamRequestHeaders } from './forward-headers.js';
 import { isJsonContentType, readBody, readHeaders } from './intake.js';
 import { RelayHandler } from './relay.js';
+import type { ToolCallJudge } from '../policy/tool-judge.js';
+import { WasmRules } from '../policy/wasm/wasm-rules.js';
+import { wasmDir } from '../policy/wasm/rule-files.js';
+import { carriesToolCalls } from './tool-calls.js';
+import { ToolCallReview } from './tool-calls-review.js';
 import { PROVIDER_ROUTES, type ProviderRoute } from './routes.js';
 
 export interface ProxyServerOptions {
@@ -92,6 +98,9 @@ export class ProxyServer implements ExchangeHooks {
   private readonly startedAt = Date.now();
   private readonly env: NodeJS.ProcessEnv;
   private readonly engine: PolicyEngine;
+  private readonly wasmRules: WasmRules;
+  /** Everything that judges the tool calls a model emits, asked in this order. */
+  private readonly toolJudges: readonly ToolCallJudge[];
   port = 0;
 
   constructor(private readonly options: ProxyServerOptions) {
@@ -103,6 +112,9 @@ export class ProxyServer implements ExchangeHooks {
       workerUrl: options.policyWorkerUrl,
     });
     this.active = this.activate(options.config);
+    const { dir, ...wasm } = options.config.wasm;
+    this.wasmRules = new WasmRules({ ...wasm, dir: wasmDir(this.env, dir), threads: options.threads, logger: options.logger });
+    this.toolJudges = [this.wasmRules];
     if (options.config.openMode && !isLoopback(options.host)) {
       throw new ConfigError(`no virtual key is configured: the proxy runs open and may only bind a loopback address, not ${options.host}`);
     }
@@ -147,7 +159,8 @@ export class ProxyServer implements ExchangeHooks {
     return this.inflight.size;
   }
 
-  listen(): Promise<number> {
+  async listen(): Promise<number> {
+    await this.wasmRules.start();
     return new Promise((resolve, reject) => {
       this.app.listen(this.options.host, this.options.port, (socket) => {
         if (!socket) {
@@ -181,6 +194,7 @@ export class ProxyServer implements ExchangeHooks {
     (this.app as TemplatedApp & { close(): void }).close();
     await this.pools.close();
     await this.engine.close();
+    await this.wasmRules.close();
     await this.options.store.close();
     await this.options.sink.close();
   }
@@ -261,10 +275,12 @@ export class ProxyServer implements ExchangeHooks {
         config.settings.featureFlags?.ff_response_cache_exact === true && isCacheable(envelope.data)
           ? exactCacheKey(`${route.kind}@${policy.version}`, envelope.data)
           : null;
-      const [inspection, budget, cached] = await Promise.all([
+      const caller = { workspace: ex.workspace, model, harness: ex.headers.harness, session: ex.headers.session };
+      const [inspection, budget, cached, ruling] = await Promise.all([
         this.engine.inspect(policy, body, raw),
         reservation,
         cacheKey === null ? undefined : this.options.store.cacheGet(ex.workspace, cacheKey),
+        this.wasmRules.judgeRequest(body, caller),
       ]);
       if (ex.gone) return;
       ex.extraHeaders = budgetHeaders(budget.budget, config.caps);
@@ -274,6 +290,11 @@ export class ProxyServer implements ExchangeHooks {
       if (inspection.verdict === 'blocked') {
         ex.enforcement = 'KILL';
         throw policyRefusal(inspection.blockedBy!);
+      }
+      if (ruling !== null && ruling.action !== 'allow') {
+        ex.enforcement = 'KILL';
+        ex.requestRule = { rule: ruling.rule!, action: ruling.action, reason: ruling.reason };
+        throw new RuleDeniedError(ruling.rule!, ruling.action, ruling.reason);
       }
       const hit = cached === undefined ? undefined : decodeCached(cached);
       if (hit !== undefined) {
@@ -302,6 +323,7 @@ export class ProxyServer implements ExchangeHooks {
         maxOutputTokens: maxOutputTokens(envelope.data),
         responsePolicy: route.inspectsResponse && Object.keys(policy.pii).length > 0 ? policy : null,
         cache,
+        toolCalls: carriesToolCalls(route.kind) ? ToolCallReview.of(this.toolJudges, { ...caller, traceId: ex.id }) : null,
       };
       new UpstreamCall(ex, targets, retry, (target, hook) => {
         const prepared = target === targets[0] ? first : this.prepare(ex, active, route, target, passthroughKey);
@@ -357,7 +379,13 @@ export class ProxyServer implements ExchangeHooks {
     route: ProviderRoute,
     prepared: PreparedTarget,
     body: Buffer | string,
-    request: { raw: Buffer; maxOutputTokens: number; responsePolicy: PolicyConfig | null; cache: ((response: CachedResponse) => void) | null },
+    request: {
+      raw: Buffer;
+      maxOutputTokens: number;
+      responsePolicy: PolicyConfig | null;
+      cache: ((response: CachedResponse) => void) | null;
+      toolCalls: ToolCallReview | null;
+    },
     hook: RetryHook,
   ): void {
     ex.model = prepared.resolved.requested;
@@ -376,6 +404,7 @@ export class ProxyServer implements ExchangeHooks {
       inspect: this.inspect,
       retry: hook,
       cache: request.cache,
+      toolCalls: request.toolCalls,
     });
     this.pools.get(prepared.upstream.origin).dispatch(
       {
@@ -423,6 +452,7 @@ export class ProxyServer implements ExchangeHooks {
       workers: this.engine.state(),
       // The embedded memory store is "no key-value store configured".
       store: storeHealth(this.options.store),
+      wasm: this.wasmRules.health(),
     });
   }
 

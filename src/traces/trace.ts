@@ -1,5 +1,6 @@
 import type { Finding } from '../policy/inspect.js';
 import type { AttemptRecord } from '../proxy/upstream-call.js';
+import type { ToolCallRecord } from '../proxy/tool-calls-review.js';
 
 export type Enforcement = 'BYPASS' | 'ENHANCE' | 'HIJACK' | 'KILL';
 
@@ -38,4 +39,8 @@ export interface TraceRecord {
   attempts: readonly AttemptRecord[];
   /** The exact response cache's part: `hit`, `miss`, or null when it was not consulted. */
   cache: 'hit' | 'miss' | null;
+  /** Tool calls the model emitted that a rule refused, each substituted by a notice (enforcement HIJACK). */
+  toolCalls: readonly ToolCallRecord[];
+  /** The WASM rule that refused the request itself, when one did. */
+  requestRule: { readonly rule: string; readonly action: 'block' | 'hold'; readonly reason: string } | null;
 }

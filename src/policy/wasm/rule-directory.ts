@@ -1,0 +1,159 @@
+import { watch, type FSWatcher } from 'node:fs';
+import type { Logger } from '../../lib/logger.js';
+import { readRuleFiles, type RuleFile } from './rule-files.js';
+import { buildSnapshot, type RuleSetSnapshot } from './snapshot.js';
+
+export interface LoadedRule {
+  readonly name: string;
+  readonly priority: number;
+  readonly sha256: string;
+}
+
+export interface FailedRule {
+  readonly file: string;
+  readonly error: string;
+}
+
+/** Instantiates candidate rules off the main thread: one error (or null) per rule. */
+export type RuleChecker = (set: RuleSetSnapshot) => Promise<Array<string | null>>;
+
+export interface RuleDirectoryOptions {
+  readonly dir: string;
+  readonly check: RuleChecker;
+  readonly logger: Logger;
+  /** The periodic rescan that backs up the file watcher. */
+  readonly rescanMs: number;
+  /** Called whenever the set of loaded rules changes. */
+  readonly onChange?: (set: RuleSetSnapshot | null) => void;
+}
+
+/** Debounce for bursts of watch events (a rename is several). */
+const WATCH_SETTLE_MS = 50;
+
+/**
+ * The installed rules of one folder, kept current: a file watcher plus a periodic rescan. Every
+ * scan builds a whole new snapshot and swaps it in, so an evaluation already running keeps the
+ * rules it started with. A file that does not load is skipped (logged once per content) and the
+ * others keep running.
+ */
+export class RuleDirectory {
+  private snapshot: RuleSetSnapshot | null = null;
+  private failures: FailedRule[] = [];
+  /** Check outcome by module hash: unchanged files are not re-instantiated on every scan. */
+  private readonly verdicts = new Map<string, string | null>();
+  private watcher: FSWatcher | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private scanning: Promise<void> | null = null;
+  private again = false;
+  private closed = false;
+
+  constructor(private readonly options: RuleDirectoryOptions) {}
+
+  /** The rules in force, in priority order, or null when none is. */
+  get current(): RuleSetSnapshot | null {
+    return this.snapshot;
+  }
+
+  get loaded(): LoadedRule[] {
+    return (this.snapshot?.rules ?? []).map((r) => ({ name: r.name, priority: r.priority, sha256: r.sha256 }));
+  }
+
+  get failed(): readonly FailedRule[] {
+    return this.failures;
+  }
+
+  /** Loads what is installed now, then keeps watching. */
+  async start(): Promise<void> {
+    await this.rescan();
+    this.timer = setInterval(() => void this.rescan(), this.options.rescanMs);
+    this.timer.unref();
+  }
+
+  /** Scans now; concurrent calls coalesce into one more scan after the running one. */
+  rescan(): Promise<void> {
+    if (this.scanning !== null) {
+      this.again = true;
+      return this.scanning;
+    }
+    this.scanning = this.scanLoop().finally(() => (this.scanning = null));
+    return this.scanning;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.watcher?.close();
+    this.watcher = null;
+    if (this.timer !== null) clearInterval(this.timer);
+  }
+
+  private async scanLoop(): Promise<void> {
+    do {
+      this.again = false;
+      try {
+        await this.scan();
+      } catch (err) {
+        this.options.logger.error({ err, dir: this.options.dir }, 'WASM rule folder could not be scanned; the loaded rules stay in force');
+      }
+    } while (this.again && !this.closed);
+  }
+
+  private async scan(): Promise<void> {
+    this.ensureWatcher();
+    const files = await readRuleFiles(this.options.dir);
+    await this.checkNew(files);
+    if (this.closed) return;
+    const good: RuleFile[] = [];
+    const failures: FailedRule[] = [];
+    for (const f of files) {
+      const error = this.verdicts.get(f.sha256);
+      if (error === null) good.push(f);
+      else failures.push({ file: f.file, error: error ?? 'not checked' });
+    }
+    for (const f of failures) {
+      if (!this.failures.some((old) => old.file === f.file && old.error === f.error)) {
+        this.options.logger.warn({ file: f.file, dir: this.options.dir, error: f.error }, `WASM rule ${f.file} skipped: ${f.error}`);
+      }
+    }
+    this.failures = failures;
+    const next = good.length === 0 ? null : buildSnapshot(good);
+    if ((next?.version ?? '') === (this.snapshot?.version ?? '')) return;
+    this.snapshot = next;
+    this.options.logger.info({ rules: good.map((f) => f.file), dir: this.options.dir }, 'WASM rules loaded');
+    this.options.onChange?.(next);
+  }
+
+  /** Validates unseen modules: structure on this thread (no code runs), instantiation in a worker. */
+  private async checkNew(files: readonly RuleFile[]): Promise<void> {
+    const unseen = files.filter((f) => !this.verdicts.has(f.sha256));
+    const candidates: RuleFile[] = [];
+    for (const f of unseen) {
+      if (WebAssembly.validate(f.bytes)) candidates.push(f);
+      else this.verdicts.set(f.sha256, 'not a valid WebAssembly module');
+    }
+    if (candidates.length === 0) return;
+    const set = buildSnapshot(candidates);
+    const errors = await this.options.check(set);
+    set.rules.forEach((ref, i) => this.verdicts.set(ref.sha256, errors[i] ?? null));
+  }
+
+  private ensureWatcher(): void {
+    if (this.watcher !== null || this.closed) return;
+    let settle: NodeJS.Timeout | null = null;
+    try {
+      this.watcher = watch(this.options.dir, () => {
+        if (settle !== null) return;
+        settle = setTimeout(() => {
+          settle = null;
+          void this.rescan();
+        }, WATCH_SETTLE_MS);
+      });
+    } catch {
+      // No folder yet: the periodic rescan looks again.
+      return;
+    }
+    this.watcher.on('error', () => {
+      this.watcher?.close();
+      this.watcher = null;
+    });
+  }
+}
