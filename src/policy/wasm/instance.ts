@@ -125,8 +125,8 @@ export class RuleInstance {
     try {
       code = this.evaluateFn();
     } catch (err) {
-      if (this.memory.buffer.byteLength >= this.capBytes) throw new Error(`it reached its memory cap of ${this.capBytes} bytes`);
-      throw new Error(`it trapped: ${(err as Error).message}`);
+      // A grow refused at the cap surfaces as a trap; the memory in use tells the two apart.
+      throw new Error(`it trapped with ${this.memory.buffer.byteLength} of its ${this.capBytes} memory bytes in use: ${(err as Error).message}`);
     } finally {
       this.subject = null;
     }
