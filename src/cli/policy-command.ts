@@ -17,6 +17,11 @@ export const TEST_EXIT = { allow: 0, block: 1, hold: 3 } as const;
 
 const RULE_DEFAULTS = wasmRulesSchema.parse({});
 const PAGE_BYTES = 65536;
+/**
+ * The deadline of a rule run from the command line: long enough that a busy machine never refuses
+ * a good rule, short enough that an endless loop is still stopped.
+ */
+const CLI_DEADLINE_MS = 1000;
 
 function parseFlags<T extends z.ZodType>(schema: T, flags: unknown): z.infer<T> {
   const parsed = schema.safeParse(flags);
@@ -38,7 +43,7 @@ async function evaluateModule(bytes: Uint8Array<ArrayBuffer>, name: string, cont
   const set = buildSnapshot([{ name, priority: DEFAULT_PRIORITY, sha256: sha256(bytes), bytes }]);
   const runner = new WasmRuleRunner({
     threads: 1,
-    deadlineMs: RULE_DEFAULTS.deadlineMs,
+    deadlineMs: CLI_DEADLINE_MS,
     memoryCapPages: (RULE_DEFAULTS.memoryMaxMb * 1024 * 1024) / PAGE_BYTES,
     failurePolicy: 'closed',
     logger: createLogger('silent'),

@@ -7,6 +7,8 @@ import { WasmRuleRunner } from '../../../src/policy/wasm/runner.js';
 import { buildSnapshot, type RuleSetSnapshot } from '../../../src/policy/wasm/snapshot.js';
 import { compileRules, shellCall } from '../../helpers/wasm.js';
 
+t.setTimeout(300_000);
+
 const rules = await compileRules(t, ['index', 'destructive-shell', 'latest-image', 'force-push', 'infinite-loop', 'trap', 'wrong-abi', 'memory-hog']);
 
 async function setOf(...entries: Array<[name: keyof typeof rules, priority: number]>): Promise<RuleSetSnapshot> {
