@@ -12,6 +12,7 @@ import { dlpScanBenchmark } from './dlp-scan.js';
 import { inspectBenchmark } from './inspect.js';
 import { sseFramerBenchmark } from './sse-framer.js';
 import { traceIdBenchmark } from './trace-id.js';
+import { wasmRulesBenchmark } from './wasm-rules.js';
 
 /**
  * @typedef {object} MicroBenchmark
@@ -21,4 +22,4 @@ import { traceIdBenchmark } from './trace-id.js';
  */
 
 /** @type {MicroBenchmark[]} */
-export const MICRO_BENCHMARKS = [sseFramerBenchmark, traceIdBenchmark, inspectBenchmark, dlpScanBenchmark, dlpAccuracyBenchmark];
+export const MICRO_BENCHMARKS = [sseFramerBenchmark, traceIdBenchmark, inspectBenchmark, dlpScanBenchmark, dlpAccuracyBenchmark, wasmRulesBenchmark];
