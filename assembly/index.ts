@@ -3,8 +3,13 @@
 import { checkDestructiveShell } from "./checks/destructive-shell";
 import { checkForcePush } from "./checks/force-push";
 import { checkLatestImage } from "./checks/latest-image";
-import { Verdict } from "./sdk";
+import { Kinds, Verdict } from "./sdk";
 export { svc_abi_version } from "./sdk";
+
+/** Only tool calls: requests never pay for this rule. */
+export function svc_kinds(): i32 {
+  return Kinds.ToolCall;
+}
 
 export function svc_evaluate(): i32 {
   let verdict = checkDestructiveShell();

@@ -17,6 +17,18 @@ export enum Kind {
   Response = 2,
 }
 
+/**
+ * Bits for the optional `svc_kinds` export: a rule that evaluates only tool calls exports
+ * `export function svc_kinds(): i32 { return Kinds.ToolCall; }` and the host never runs it on
+ * requests or responses. Without it, a rule sees every kind.
+ */
+export namespace Kinds {
+  export const Request: i32 = 1;
+  export const ToolCall: i32 = 2;
+  export const Response: i32 = 4;
+  export const All: i32 = 7;
+}
+
 /** What `svc_evaluate` returns. */
 export enum Verdict {
   Allow = 0,

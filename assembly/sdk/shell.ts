@@ -19,9 +19,14 @@ function isCommandSeparator(c: i32): bool {
   return c == 0x3b || c == 0x26 || c == 0x7c || c == 0x28 || c == 0x29 || c == LF;
 }
 
+function isPlain(c: i32): bool {
+  return !(isBlank(c) || isCommandSeparator(c) || c == BACKSLASH || c == SINGLE_QUOTE || c == DOUBLE_QUOTE);
+}
+
 /**
  * The simple commands of a shell command line, each as its words with quotes removed:
- * `sudo  rm\t-rf \\\n / # gone; ls` gives [["sudo", "rm", "-rf", "/"]].
+ * `sudo  rm\t-rf \\\n / # gone` gives [["sudo", "rm", "-rf", "/"]]. Plain runs of characters are
+ * taken as one substring, so a typical command costs a handful of allocations.
  */
 export function commands(line: string): string[][] {
   const out = new Array<string[]>();
@@ -32,6 +37,18 @@ export function commands(line: string): string[][] {
   let i = 0;
   while (i < n) {
     const c = line.charCodeAt(i);
+    if (isPlain(c)) {
+      if (c == HASH && !inWord) {
+        while (i < n && line.charCodeAt(i) != LF) i++;
+        continue;
+      }
+      let j = i + 1;
+      while (j < n && isPlain(line.charCodeAt(j))) j++;
+      word = inWord ? word + line.substring(i, j) : line.substring(i, j);
+      inWord = true;
+      i = j;
+      continue;
+    }
     if (c == BACKSLASH && i + 1 < n) {
       const next = line.charCodeAt(i + 1);
       i += 2;
@@ -44,36 +61,41 @@ export function commands(line: string): string[][] {
       inWord = true;
       continue;
     }
-    if (c == SINGLE_QUOTE || c == DOUBLE_QUOTE) {
-      let j = i + 1;
-      while (j < n && line.charCodeAt(j) != c) {
-        if (c == DOUBLE_QUOTE && line.charCodeAt(j) == BACKSLASH && j + 1 < n) j++;
-        word += String.fromCharCode(line.charCodeAt(j));
-        j++;
-      }
+    if (c == SINGLE_QUOTE) {
+      let j = line.indexOf("'", i + 1);
+      if (j < 0) j = n;
+      word += line.substring(i + 1, j);
       inWord = true;
       i = j + 1;
       continue;
     }
-    if (c == HASH && !inWord) {
-      while (i < n && line.charCodeAt(i) != LF) i++;
+    if (c == DOUBLE_QUOTE) {
+      let j = i + 1;
+      let from = j;
+      while (j < n && line.charCodeAt(j) != DOUBLE_QUOTE) {
+        if (line.charCodeAt(j) == BACKSLASH && j + 1 < n) {
+          word += line.substring(from, j);
+          from = j + 1;
+          j += 2;
+          continue;
+        }
+        j++;
+      }
+      word += line.substring(from, j);
+      inWord = true;
+      i = j + 1;
       continue;
     }
-    if (isBlank(c) || isCommandSeparator(c)) {
-      if (inWord) {
-        current.push(word);
-        word = "";
-        inWord = false;
-      }
-      if (isCommandSeparator(c) && current.length > 0) {
-        out.push(current);
-        current = new Array<string>();
-      }
-      i++;
-      continue;
+    // A blank or a command separator ends the word.
+    if (inWord) {
+      current.push(word);
+      word = "";
+      inWord = false;
     }
-    word += String.fromCharCode(c);
-    inWord = true;
+    if (isCommandSeparator(c) && current.length > 0) {
+      out.push(current);
+      current = new Array<string>();
+    }
     i++;
   }
   if (inWord) current.push(word);

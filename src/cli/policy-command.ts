@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { describeZodError } from '../config/runtime.js';
 import { ConfigError } from '../lib/errors.js';
 import { createLogger } from '../lib/logger.js';
-import { ALLOW_CONTEXT, ruleContextSchema, type RuleContext } from '../policy/wasm/abi.js';
+import { ALLOW_CONTEXT, KIND_BITS, ruleContextSchema, type RuleContext } from '../policy/wasm/abi.js';
 import { compileRule } from '../policy/wasm/compile.js';
 import { DEFAULT_PRIORITY, readRuleFiles, RULE_NAME, ruleFileName, sha256, wasmDir } from '../policy/wasm/rule-files.js';
 import { WasmRuleRunner, type RuleDecision } from '../policy/wasm/runner.js';
@@ -37,7 +37,10 @@ async function readBytes(path: string, what: string): Promise<Uint8Array<ArrayBu
   }
 }
 
-/** Runs one module in a worker, as the proxy would: first instantiated and checked, then evaluated. */
+/**
+ * Runs one module in a worker, as the proxy would: first instantiated and checked, then evaluated,
+ * unless it declares it does not evaluate this kind of call (which the proxy would then not ask it).
+ */
 async function evaluateModule(bytes: Uint8Array<ArrayBuffer>, name: string, context: RuleContext): Promise<RuleDecision> {
   if (!WebAssembly.validate(bytes)) throw new ConfigError(`${name} is not a valid WebAssembly module`);
   const set = buildSnapshot([{ name, priority: DEFAULT_PRIORITY, sha256: sha256(bytes), bytes }]);
@@ -49,8 +52,9 @@ async function evaluateModule(bytes: Uint8Array<ArrayBuffer>, name: string, cont
     logger: createLogger('silent'),
   });
   try {
-    const [loadError] = await runner.check(set);
-    if (loadError) throw new ConfigError(`${name} cannot be loaded: ${loadError}`);
+    const [check] = await runner.check(set);
+    if (check === undefined || 'error' in check) throw new ConfigError(`${name} cannot be loaded: ${check?.error ?? 'no result'}`);
+    if ((check.kinds & KIND_BITS[context.kind]) === 0) return { action: 'allow', rule: null, reason: '', failures: [] };
     return await runner.evaluate(set, context);
   } finally {
     await runner.close();

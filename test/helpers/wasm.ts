@@ -24,6 +24,12 @@ export function svc_evaluate(): i32 {
   if (toolName() == "spin") while (true) n++;
   return 0;
 }`,
+  /** Never finishes instantiating: its top-level code loops. */
+  'loops-at-start': `
+export { svc_abi_version } from "SDK";
+let n: i32 = 0;
+while (n >= 0) n = (n + 1) & 0xffff;
+export function svc_evaluate(): i32 { return n; }`,
   /** Traps on every evaluation. */
   trap: `
 export { svc_abi_version } from "SDK";

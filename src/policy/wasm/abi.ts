@@ -10,6 +10,13 @@ export const ABI_VERSION = 1;
 export const RULE_KINDS = ['request', 'tool_call', 'response'] as const;
 export type RuleKind = (typeof RULE_KINDS)[number];
 
+/**
+ * Bits of the optional `svc_kinds(): i32` export: the kinds of call a rule evaluates. A rule
+ * without it evaluates every kind; the host never runs a rule on a kind it did not ask for.
+ */
+export const KIND_BITS: Readonly<Record<RuleKind, number>> = { request: 1, tool_call: 2, response: 4 };
+export const ALL_KINDS = 7;
+
 /** Field ids of `field_length` / `field_read`. */
 export const FIELDS = {
   toolName: 1,

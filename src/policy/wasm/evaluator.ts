@@ -47,7 +47,7 @@ export interface EvaluationResult {
 /** Compiled modules by hash, and their instances by hash and cap: a rule set change redoes only what changed. */
 const modules = new Map<string, { module: WebAssembly.Module; memory: DeclaredMemory | null }>();
 const instances = new Map<string, RuleInstance>();
-let liveVersion = '';
+let liveGeneration: readonly string[] = [];
 
 const instanceKey = (ref: RuleRef, capPages: number) => `${ref.sha256}/${capPages}`;
 
@@ -76,11 +76,11 @@ function instanceFor(set: RuleSetSnapshot, ref: RuleRef, capPages: number, progr
   return instance;
 }
 
-/** Drops what belongs to rules no longer in the set, once the set changes. */
+/** Drops what belongs to rules no longer loaded, once the generation changes. */
 function forgetRemoved(set: RuleSetSnapshot): void {
-  if (set.version === liveVersion) return;
-  liveVersion = set.version;
-  const live = new Set(set.rules.map((r) => r.sha256));
+  if (set.generation === liveGeneration) return;
+  liveGeneration = set.generation;
+  const live = new Set(set.generation);
   for (const sha of modules.keys()) if (!live.has(sha)) modules.delete(sha);
   for (const key of instances.keys()) if (!live.has(key.slice(0, key.indexOf('/')))) instances.delete(key);
 }
@@ -116,14 +116,16 @@ export function evaluateRules(task: EvaluateTask): EvaluationResult {
   return { verdict: null, failures };
 }
 
-export function checkRules(task: CheckTask): Array<string | null> {
+/** A rule that loaded, with the kinds of call it evaluates; or why it did not. */
+export type RuleCheck = { readonly kinds: number } | { readonly error: string };
+
+export function checkRules(task: CheckTask): RuleCheck[] {
   const progress = new Float64Array(task.progress);
   return task.set.rules.map((ref, i) => {
     try {
-      instanceFor(task.set, ref, task.memoryCapPages, progress, i);
-      return null;
+      return { kinds: instanceFor(task.set, ref, task.memoryCapPages, progress, i).kinds };
     } catch (err) {
-      return describe(err);
+      return { error: describe(err) };
     }
   });
 }

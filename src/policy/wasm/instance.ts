@@ -1,5 +1,5 @@
 import { instantiateSync } from '@assemblyscript/loader';
-import { ABI_VERSION, FIELDS, VERDICT_CODES, type RuleContext, type RuleOutcome } from './abi.js';
+import { ABI_VERSION, ALL_KINDS, FIELDS, VERDICT_CODES, type RuleContext, type RuleOutcome } from './abi.js';
 import type { DeclaredMemory } from './module-memory.js';
 
 const PAGE_BYTES = 65536;
@@ -57,6 +57,7 @@ export class RuleLoadError extends Error {}
 
 interface RuleExports {
   svc_abi_version?: unknown;
+  svc_kinds?: unknown;
   svc_evaluate?: unknown;
   memory?: WebAssembly.Memory;
 }
@@ -71,6 +72,8 @@ export class RuleInstance {
   private readonly memory: WebAssembly.Memory;
   private readonly evaluateFn: () => number;
   private readonly capBytes: number;
+  /** The KIND_BITS this rule evaluates. */
+  readonly kinds: number;
 
   constructor(module: WebAssembly.Module, declared: DeclaredMemory | null, memoryCapPages: number) {
     this.capBytes = memoryCapPages * PAGE_BYTES;
@@ -115,6 +118,11 @@ export class RuleInstance {
     }
     if (version !== ABI_VERSION) throw new RuleLoadError(`it speaks ABI version ${String(version)}; this host speaks ${ABI_VERSION}`);
     this.evaluateFn = exports.svc_evaluate as () => number;
+    try {
+      this.kinds = typeof exports.svc_kinds === 'function' ? (exports.svc_kinds as () => number)() & ALL_KINDS : ALL_KINDS;
+    } catch (err) {
+      throw new RuleLoadError(`svc_kinds trapped: ${(err as Error).message}`);
+    }
   }
 
   /** Runs the rule; throws when it traps, answers nonsense or outgrows its memory cap. */

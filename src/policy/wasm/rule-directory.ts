@@ -1,5 +1,7 @@
 import { watch, type FSWatcher } from 'node:fs';
 import type { Logger } from '../../lib/logger.js';
+import { KIND_BITS, RULE_KINDS, type RuleKind } from './abi.js';
+import type { RuleCheck } from './evaluator.js';
 import { readRuleFiles, type RuleFile } from './rule-files.js';
 import { buildSnapshot, type RuleSetSnapshot } from './snapshot.js';
 
@@ -7,6 +9,8 @@ export interface LoadedRule {
   readonly name: string;
   readonly priority: number;
   readonly sha256: string;
+  /** The kinds of call it evaluates. */
+  readonly kinds: readonly RuleKind[];
 }
 
 export interface FailedRule {
@@ -14,8 +18,12 @@ export interface FailedRule {
   readonly error: string;
 }
 
-/** Instantiates candidate rules off the main thread: one error (or null) per rule. */
-export type RuleChecker = (set: RuleSetSnapshot) => Promise<Array<string | null>>;
+/** Instantiates candidate rules off the main thread: per rule, the kinds it evaluates or why it cannot load. */
+export type RuleChecker = (set: RuleSetSnapshot) => Promise<RuleCheck[]>;
+
+/** The loaded rules as one snapshot per kind of call (null where no rule evaluates that kind). */
+type KindSets = Readonly<Record<RuleKind, RuleSetSnapshot | null>>;
+const NO_SETS: KindSets = { request: null, tool_call: null, response: null };
 
 export interface RuleDirectoryOptions {
   readonly dir: string;
@@ -38,9 +46,10 @@ const WATCH_SETTLE_MS = 50;
  */
 export class RuleDirectory {
   private snapshot: RuleSetSnapshot | null = null;
+  private sets: KindSets = NO_SETS;
   private failures: FailedRule[] = [];
   /** Check outcome by module hash: unchanged files are not re-instantiated on every scan. */
-  private readonly verdicts = new Map<string, string | null>();
+  private readonly verdicts = new Map<string, RuleCheck>();
   private watcher: FSWatcher | null = null;
   private timer: NodeJS.Timeout | null = null;
   private scanning: Promise<void> | null = null;
@@ -49,13 +58,13 @@ export class RuleDirectory {
 
   constructor(private readonly options: RuleDirectoryOptions) {}
 
-  /** The rules in force, in priority order, or null when none is. */
-  get current(): RuleSetSnapshot | null {
-    return this.snapshot;
+  /** The rules in force that evaluate `kind`, in priority order, or null when none does. */
+  forKind(kind: RuleKind): RuleSetSnapshot | null {
+    return this.sets[kind];
   }
 
   get loaded(): LoadedRule[] {
-    return (this.snapshot?.rules ?? []).map((r) => ({ name: r.name, priority: r.priority, sha256: r.sha256 }));
+    return (this.snapshot?.rules ?? []).map((r) => ({ name: r.name, priority: r.priority, sha256: r.sha256, kinds: kindsOf(this.verdicts.get(r.sha256)) }));
   }
 
   get failed(): readonly FailedRule[] {
@@ -105,9 +114,9 @@ export class RuleDirectory {
     const good: RuleFile[] = [];
     const failures: FailedRule[] = [];
     for (const f of files) {
-      const error = this.verdicts.get(f.sha256);
-      if (error === null) good.push(f);
-      else failures.push({ file: f.file, error: error ?? 'not checked' });
+      const check = this.verdicts.get(f.sha256);
+      if (check !== undefined && 'kinds' in check) good.push(f);
+      else failures.push({ file: f.file, error: check?.error ?? 'not checked' });
     }
     for (const f of failures) {
       if (!this.failures.some((old) => old.file === f.file && old.error === f.error)) {
@@ -118,6 +127,7 @@ export class RuleDirectory {
     const next = good.length === 0 ? null : buildSnapshot(good);
     if ((next?.version ?? '') === (this.snapshot?.version ?? '')) return;
     this.snapshot = next;
+    this.sets = next === null ? NO_SETS : this.setsByKind(good, next.generation);
     this.options.logger.info({ rules: good.map((f) => f.file), dir: this.options.dir }, 'WASM rules loaded');
     this.options.onChange?.(next);
   }
@@ -128,12 +138,20 @@ export class RuleDirectory {
     const candidates: RuleFile[] = [];
     for (const f of unseen) {
       if (WebAssembly.validate(f.bytes)) candidates.push(f);
-      else this.verdicts.set(f.sha256, 'not a valid WebAssembly module');
+      else this.verdicts.set(f.sha256, { error: 'not a valid WebAssembly module' });
     }
     if (candidates.length === 0) return;
     const set = buildSnapshot(candidates);
-    const errors = await this.options.check(set);
-    set.rules.forEach((ref, i) => this.verdicts.set(ref.sha256, errors[i] ?? null));
+    const checks = await this.options.check(set);
+    set.rules.forEach((ref, i) => this.verdicts.set(ref.sha256, checks[i] ?? { error: 'not checked' }));
+  }
+
+  private setsByKind(good: readonly RuleFile[], generation: readonly string[]): KindSets {
+    const setFor = (kind: RuleKind) => {
+      const rules = good.filter((f) => kindsOf(this.verdicts.get(f.sha256)).includes(kind));
+      return rules.length === 0 ? null : buildSnapshot(rules, generation);
+    };
+    return { request: setFor('request'), tool_call: setFor('tool_call'), response: setFor('response') };
   }
 
   private ensureWatcher(): void {
@@ -156,4 +174,8 @@ export class RuleDirectory {
       this.watcher = null;
     });
   }
+}
+
+function kindsOf(check: RuleCheck | undefined): RuleKind[] {
+  return check !== undefined && 'kinds' in check ? RULE_KINDS.filter((k) => (check.kinds & KIND_BITS[k]) !== 0) : [];
 }

@@ -1,7 +1,7 @@
 import { Piscina } from 'piscina';
 import type { Logger } from '../../lib/logger.js';
 import type { RuleAction, RuleContext } from './abi.js';
-import { PROGRESS_BYTES, type CheckTask, type EvaluateTask, type EvaluationResult, type FailurePolicy, type RuleTask } from './evaluator.js';
+import { PROGRESS_BYTES, type CheckTask, type EvaluateTask, type EvaluationResult, type FailurePolicy, type RuleCheck, type RuleTask } from './evaluator.js';
 import type { RuleSetSnapshot } from './snapshot.js';
 
 export interface RuleRunnerOptions {
@@ -48,7 +48,7 @@ class RuleStoppedError extends Error {
  * worker. Time a task spends queued does not count against any rule.
  */
 export class WasmRuleRunner {
-  private readonly pool: Piscina<RuleTask, EvaluationResult | Array<string | null>>;
+  private readonly pool: Piscina<RuleTask, EvaluationResult | RuleCheck[]>;
   private workersReplaced = 0;
 
   constructor(private readonly options: RuleRunnerOptions) {
@@ -91,18 +91,20 @@ export class WasmRuleRunner {
     return { action: 'allow', rule: null, reason: '', failures };
   }
 
-  /** Instantiates every rule of `set` in a worker: one error message (or null) per rule. */
-  async check(set: RuleSetSnapshot): Promise<Array<string | null>> {
-    const results: Array<string | null> = [];
+  /** Instantiates every rule of `set` in a worker: per rule, the kinds it evaluates or why it cannot load. */
+  async check(set: RuleSetSnapshot): Promise<RuleCheck[]> {
+    const results: RuleCheck[] = [];
     let startAt = 0;
     while (startAt < set.rules.length) {
       const rest = { ...set, rules: set.rules.slice(startAt) };
       try {
-        results.push(...((await this.run({ op: 'check', set: rest, memoryCapPages: this.options.memoryCapPages })) as Array<string | null>));
+        results.push(...((await this.run({ op: 'check', set: rest, memoryCapPages: this.options.memoryCapPages })) as RuleCheck[]));
         return results;
       } catch (err) {
         const stopped = err as RuleStoppedError;
-        results.push(...Array<null>(stopped.index).fill(null), stopped.message);
+        // The rules before the stopped one loaded in the worker that was replaced: check them again.
+        const before = stopped.index === 0 ? [] : await this.check({ ...set, rules: rest.rules.slice(0, stopped.index) });
+        results.push(...before, { error: stopped.message });
         startAt += stopped.index + 1;
       }
     }
@@ -117,7 +119,7 @@ export class WasmRuleRunner {
     return this.pool.destroy();
   }
 
-  private async run(task: Omit<EvaluateTask, 'progress'> | Omit<CheckTask, 'progress'>): Promise<EvaluationResult | Array<string | null>> {
+  private async run(task: Omit<EvaluateTask, 'progress'> | Omit<CheckTask, 'progress'>): Promise<EvaluationResult | RuleCheck[]> {
     const shared = new SharedArrayBuffer(PROGRESS_BYTES);
     const progress = new Float64Array(shared);
     const abort = new AbortController();

@@ -5,6 +5,11 @@
 export interface RuleSetSnapshot {
   /** Changes whenever any rule is added, replaced or removed. */
   readonly version: string;
+  /**
+   * Every module of the loaded generation this set is a part of (sets for each kind of call are
+   * parts of one generation): what a worker keeps compiled.
+   */
+  readonly generation: readonly string[];
   readonly blob: SharedArrayBuffer;
   readonly rules: readonly RuleRef[];
 }
@@ -24,7 +29,7 @@ export interface RuleBytes {
   readonly bytes: Uint8Array;
 }
 
-export function buildSnapshot(rules: readonly RuleBytes[]): RuleSetSnapshot {
+export function buildSnapshot(rules: readonly RuleBytes[], generation: readonly string[] = rules.map((r) => r.sha256)): RuleSetSnapshot {
   const ordered = [...rules].sort((a, b) => a.priority - b.priority || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const total = ordered.reduce((n, r) => n + r.bytes.length, 0);
   const blob = new SharedArrayBuffer(total);
@@ -37,5 +42,5 @@ export function buildSnapshot(rules: readonly RuleBytes[]): RuleSetSnapshot {
     offset += r.bytes.length;
   }
   const version = ordered.map((r) => `${r.priority}_${r.name}@${r.sha256.slice(0, 16)}`).join(',');
-  return Object.freeze({ version, blob, rules: Object.freeze(refs) });
+  return Object.freeze({ version, generation, blob, rules: Object.freeze(refs) });
 }

@@ -49,9 +49,9 @@ export class WasmRules implements ToolCallJudge {
     return this.directory.start();
   }
 
-  /** Whether any rule is installed and loaded. */
+  /** Whether any loaded rule evaluates tool calls (the relay holds none otherwise). */
   get active(): boolean {
-    return this.directory.current !== null;
+    return this.directory.forKind('tool_call') !== null;
   }
 
   /** Rescans the folder now (the watcher and the periodic rescan do this on their own). */
@@ -61,13 +61,13 @@ export class WasmRules implements ToolCallJudge {
 
   /** The rules' verdict on a request body, or null when no rule is installed. */
   async judgeRequest(body: unknown, caller: CallerContext): Promise<RuleDecision | null> {
-    const set = this.directory.current;
+    const set = this.directory.forKind('request');
     if (set === null) return null;
     return this.runner().evaluate(set, { kind: 'request', toolName: null, toolArguments: null, text: requestText(body), ...fields(caller) });
   }
 
   async judge(calls: readonly ToolCall[], ctx: ToolCallContext): Promise<readonly ToolVerdict[]> {
-    const set = this.directory.current;
+    const set = this.directory.forKind('tool_call');
     if (set === null) return calls.map(() => ({ action: 'allow' }));
     const runner = this.runner();
     const decisions = await Promise.all(

@@ -9,7 +9,7 @@ import { compileRules, shellCall } from '../../helpers/wasm.js';
 
 t.setTimeout(300_000);
 
-const rules = await compileRules(t, ['index', 'destructive-shell', 'latest-image', 'force-push', 'infinite-loop', 'trap', 'wrong-abi', 'memory-hog']);
+const rules = await compileRules(t, ['index', 'destructive-shell', 'latest-image', 'force-push', 'infinite-loop', 'trap', 'wrong-abi', 'memory-hog', 'no-drop-database', 'loops-at-start']);
 
 async function setOf(...entries: Array<[name: keyof typeof rules, priority: number]>): Promise<RuleSetSnapshot> {
   const loaded = await Promise.all(
@@ -127,12 +127,14 @@ t.test('rules see every context field through the host accessors', async (t) => 
   t.equal((await r.evaluate(set, malformed)).action, 'allow', 'malformed arguments have no `command`');
 });
 
-t.test('a rule with another ABI version or without the exports does not load', async (t) => {
+t.test('loading checks the ABI version and reads the kinds of call a rule evaluates', async (t) => {
   const r = runner(t);
   const [wrong] = await r.check(await setOf(['wrong-abi', 100]));
-  t.match(wrong, /ABI version 99/);
-  const [good] = await r.check(await setOf(['index', 100]));
-  t.equal(good, null);
+  t.same(wrong, { error: 'it speaks ABI version 99; this host speaks 1' });
+  const checks = await r.check(await setOf(['index', 10], ['no-drop-database', 20]));
+  t.same(checks, [{ kinds: 2 }, { kinds: 7 }], 'the examples ask for tool calls only; a rule without svc_kinds gets every kind');
+  const stuck = await r.check(await setOf(['index', 10], ['loops-at-start', 20], ['force-push', 30]));
+  t.match(stuck, [{ kinds: 2 }, { error: /it ran past its 50 ms deadline/ }, { kinds: 2 }], 'a rule stuck while starting is stopped; the others load');
 });
 
 t.test('a trap is the rule\'s failure: fail closed blocks, fail open skips the rule', async (t) => {
