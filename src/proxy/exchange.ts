@@ -267,10 +267,11 @@ export class Exchange {
     this.end();
   }
 
-  /** A refused tool call was taken out of the response: the agent was steered. */
-  recordToolCallRefusal(record: ToolCallRecord): void {
+  /** A tool call a rule refused: substituted (the agent was steered), or only recorded in shadow mode. */
+  recordToolCall(record: ToolCallRecord): void {
     this.toolCalls.push(record);
-    if (this.enforcement !== 'KILL') this.enforcement = 'HIJACK';
+    if (!record.substituted) this.shadow = true;
+    else if (this.enforcement !== 'KILL') this.enforcement = 'HIJACK';
   }
 
   /** The trace record as it stands. */

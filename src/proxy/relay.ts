@@ -180,7 +180,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
       this.framer = new SseFramer();
       if (this.req.responsePolicy !== null) this.redactor = new StreamRedactor(this.req.responsePolicy);
       if (this.req.toolCalls !== null) {
-        this.gate = ToolCallStreamGate.for(this.req.kind, this.req.toolCalls, (data) => this.forward(data), (r) => this.ex.recordToolCallRefusal(r));
+        this.gate = ToolCallStreamGate.for(this.req.kind, this.req.toolCalls, (data) => this.forward(data));
       }
     } else {
       this.mode = 'buffer';
@@ -373,11 +373,8 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
   }
 
   /** A complete response's tool calls put to the judges; refused ones substituted. */
-  private async reviewToolCalls(body: Buffer): Promise<Buffer> {
-    if (this.req.toolCalls === null) return body;
-    const reviewed = await reviewResponseToolCalls(this.req.kind, body, this.req.toolCalls);
-    for (const record of reviewed.refused) this.ex.recordToolCallRefusal(record);
-    return reviewed.body;
+  private reviewToolCalls(body: Buffer): Promise<Buffer> | Buffer {
+    return this.req.toolCalls === null ? body : reviewResponseToolCalls(this.req.kind, body, this.req.toolCalls);
   }
 
   private recordFindings(findings: readonly Finding[], blocked: boolean): void {

@@ -292,9 +292,12 @@ export class ProxyServer implements ExchangeHooks {
         throw policyRefusal(inspection.blockedBy!);
       }
       if (ruling !== null && ruling.action !== 'allow') {
-        ex.enforcement = 'KILL';
         ex.requestRule = { rule: ruling.rule!, action: ruling.action, reason: ruling.reason };
-        throw new RuleDeniedError(ruling.rule!, ruling.action, ruling.reason);
+        if (policy.shadow) ex.shadow = true;
+        else {
+          ex.enforcement = 'KILL';
+          throw new RuleDeniedError(ruling.rule!, ruling.action, ruling.reason);
+        }
       }
       const hit = cached === undefined ? undefined : decodeCached(cached);
       if (hit !== undefined) {
@@ -323,7 +326,9 @@ export class ProxyServer implements ExchangeHooks {
         maxOutputTokens: maxOutputTokens(envelope.data),
         responsePolicy: route.inspectsResponse && Object.keys(policy.pii).length > 0 ? policy : null,
         cache,
-        toolCalls: carriesToolCalls(route.kind) ? ToolCallReview.of(this.toolJudges, { ...caller, traceId: ex.id }) : null,
+        toolCalls: carriesToolCalls(route.kind)
+          ? ToolCallReview.of(this.toolJudges, { ...caller, traceId: ex.id }, { shadow: policy.shadow, record: (r) => ex.recordToolCall(r) })
+          : null,
       };
       new UpstreamCall(ex, targets, retry, (target, hook) => {
         const prepared = target === targets[0] ? first : this.prepare(ex, active, route, target, passthroughKey);

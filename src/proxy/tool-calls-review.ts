@@ -10,8 +10,15 @@ export interface ToolCallRecord {
   readonly rule: string;
   readonly source: RefusedVerdict['source'];
   readonly reason: string;
-  /** The call was taken out of the response and replaced by a notice to the agent. */
-  readonly substituted: true;
+  /** The call was taken out of the response and replaced by a notice (false under ff_shadow_enforcement). */
+  readonly substituted: boolean;
+}
+
+export interface ReviewOptions {
+  /** ff_shadow_enforcement: refusals are recorded, nothing is substituted. */
+  readonly shadow: boolean;
+  /** Receives every refusal, enforced or shadowed. */
+  readonly record: (record: ToolCallRecord) => void;
 }
 
 const ALLOW: ToolVerdict = { action: 'allow' };
@@ -19,21 +26,32 @@ const ALLOW: ToolVerdict = { action: 'allow' };
 /**
  * The tool calls of one response put to every active judge. Judges are asked in order and the
  * first non-allow verdict for a call wins. A judge that breaks its contract and rejects refuses
- * the call: a security check fails closed.
+ * the call: a security check fails closed. Every refusal is recorded; in shadow mode it is only
+ * recorded, and the calls are answered allow.
  */
 export class ToolCallReview {
   private constructor(
     private readonly judges: readonly ToolCallJudge[],
     private readonly ctx: ToolCallContext,
+    private readonly options: ReviewOptions,
   ) {}
 
   /** A review of this response's tool calls, or null when no judge is active (nothing is held). */
-  static of(judges: readonly ToolCallJudge[], ctx: ToolCallContext): ToolCallReview | null {
+  static of(judges: readonly ToolCallJudge[], ctx: ToolCallContext, options: ReviewOptions): ToolCallReview | null {
     const active = judges.filter((j) => j.active);
-    return active.length === 0 ? null : new ToolCallReview(active, ctx);
+    return active.length === 0 ? null : new ToolCallReview(active, ctx, options);
   }
 
   async verdicts(calls: readonly ToolCall[]): Promise<ToolVerdict[]> {
+    const verdicts = await this.combined(calls);
+    calls.forEach((call, i) => {
+      const v = verdicts[i]!;
+      if (v.action !== 'allow') this.options.record(toolCallRecord(call, v, !this.options.shadow));
+    });
+    return this.options.shadow ? calls.map(() => ALLOW) : verdicts;
+  }
+
+  private async combined(calls: readonly ToolCall[]): Promise<ToolVerdict[]> {
     if (calls.length === 0) return [];
     const all = await Promise.all(
       this.judges.map((j) =>
@@ -53,6 +71,6 @@ export function toolCallNotice(call: Pick<ToolCall, 'name'>, verdict: RefusedVer
     : `[Svc Governance] BLOCKED: the ${call.name} tool call was blocked by rule ${verdict.rule}: ${verdict.reason}. It was not run.`;
 }
 
-export function toolCallRecord(call: ToolCall, verdict: RefusedVerdict): ToolCallRecord {
-  return { id: call.id, name: call.name, action: verdict.action, rule: verdict.rule, source: verdict.source, reason: verdict.reason, substituted: true };
+function toolCallRecord(call: ToolCall, verdict: RefusedVerdict, substituted: boolean): ToolCallRecord {
+  return { id: call.id, name: call.name, action: verdict.action, rule: verdict.rule, source: verdict.source, reason: verdict.reason, substituted };
 }

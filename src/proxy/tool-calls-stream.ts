@@ -1,7 +1,7 @@
 import type { ToolCall, ToolVerdict } from '../policy/tool-judge.js';
 import type { RouteKind } from './routes.js';
 import { responsesMessageItem } from './tool-calls.js';
-import { toolCallNotice, toolCallRecord, type RefusedVerdict, type ToolCallRecord, type ToolCallReview } from './tool-calls-review.js';
+import { toolCallNotice, type RefusedVerdict, type ToolCallReview } from './tool-calls-review.js';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -42,11 +42,10 @@ function serialise(name: string | null, data: Json): string {
   return (name === null ? '' : `event: ${name}\n`) + `data: ${JSON.stringify(data)}`;
 }
 
-/** What a stream shape may do: write events out, ask the judges, record a refusal. */
+/** What a stream shape may do: write events out, ask the judges. */
 interface GateIO {
   out(eventText: string): void;
   verdicts(calls: readonly ToolCall[]): Promise<ToolVerdict[]>;
-  refused(record: ToolCallRecord): void;
 }
 
 /** How one streaming wire format carries tool calls. */
@@ -122,7 +121,6 @@ class ChatShape extends StreamShape {
       const v = verdicts[i]!;
       if (v.action === 'allow') return;
       refused.set(key, { call, verdict: v });
-      this.io.refused(toolCallRecord({ id: call.id, name: call.name, arguments: call.args }, v));
     });
     if (refused.size === 0) {
       for (const ev of held) this.io.out(ev.raw);
@@ -214,7 +212,6 @@ class MessagesShape extends StreamShape {
       return;
     }
     this.refusedCount++;
-    this.io.refused(toolCallRecord(toolCall, verdict));
     const event = (type: string, fields: Json) => this.io.out(serialise(type, { type, ...fields }));
     event('content_block_start', { index: call.index, content_block: { type: 'text', text: '' } });
     event('content_block_delta', { index: call.index, delta: { type: 'text_delta', text: toolCallNotice(call, verdict) } });
@@ -286,7 +283,6 @@ class ResponsesShape extends StreamShape {
       for (const ev of call.held) this.release(ev);
       return;
     }
-    this.io.refused(toolCallRecord(toolCall, verdict));
     const first = call.held[0]!.data!;
     this.sequence ??= typeof first.sequence_number === 'number' ? first.sequence_number : 0;
     const text = toolCallNotice(call, verdict);
@@ -322,15 +318,14 @@ export class ToolCallStreamGate {
     Shape: new (io: GateIO) => StreamShape,
     review: ToolCallReview,
     private readonly emit: (data: Buffer) => void,
-    refused: (record: ToolCallRecord) => void,
   ) {
-    this.shape = new Shape({ out: (text) => this.output.push(text), verdicts: (calls) => review.verdicts(calls), refused });
+    this.shape = new Shape({ out: (text) => this.output.push(text), verdicts: (calls) => review.verdicts(calls) });
   }
 
   /** A gate for the route's stream format, or null when its streams carry no tool calls. */
-  static for(kind: RouteKind, review: ToolCallReview, emit: (data: Buffer) => void, refused: (record: ToolCallRecord) => void): ToolCallStreamGate | null {
+  static for(kind: RouteKind, review: ToolCallReview, emit: (data: Buffer) => void): ToolCallStreamGate | null {
     const Shape = SHAPES[kind];
-    return Shape === undefined ? null : new ToolCallStreamGate(Shape, review, emit, refused);
+    return Shape === undefined ? null : new ToolCallStreamGate(Shape, review, emit);
   }
 
   /** Takes a run of complete events. */

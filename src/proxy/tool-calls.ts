@@ -1,6 +1,6 @@
 import type { ToolCall } from '../policy/tool-judge.js';
 import type { RouteKind } from './routes.js';
-import { toolCallNotice, toolCallRecord, type RefusedVerdict, type ToolCallRecord, type ToolCallReview } from './tool-calls-review.js';
+import { toolCallNotice, type RefusedVerdict, type ToolCallReview } from './tool-calls-review.js';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -109,34 +109,27 @@ export function extractToolCalls(kind: RouteKind, body: Json): ToolCall[] {
 
 /**
  * Puts a complete response's tool calls to the review and takes out every refused one. Returns
- * the body to relay (the same buffer when nothing was refused) and what was refused.
+ * the body to relay: the same buffer when nothing was refused.
  */
-export async function reviewResponseToolCalls(
-  kind: RouteKind,
-  body: Buffer,
-  review: ToolCallReview,
-): Promise<{ body: Buffer; refused: ToolCallRecord[] }> {
+export async function reviewResponseToolCalls(kind: RouteKind, body: Buffer, review: ToolCallReview): Promise<Buffer> {
   const shape = SHAPES[kind];
-  if (shape === undefined) return { body, refused: [] };
+  if (shape === undefined) return body;
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.toString('utf8'));
   } catch {
-    return { body, refused: [] };
+    return body;
   }
-  if (!isObject(parsed)) return { body, refused: [] };
+  if (!isObject(parsed)) return body;
   const calls = shape.extract(parsed);
-  if (calls.length === 0) return { body, refused: [] };
+  if (calls.length === 0) return body;
   const verdicts = await review.verdicts(calls);
   const refused = new Map<string, RefusedVerdict>();
-  const records: ToolCallRecord[] = [];
   calls.forEach((call, i) => {
     const v = verdicts[i]!;
-    if (v.action === 'allow') return;
-    refused.set(call.id, v);
-    records.push(toolCallRecord(call, v));
+    if (v.action !== 'allow') refused.set(call.id, v);
   });
-  if (refused.size === 0) return { body, refused: [] };
+  if (refused.size === 0) return body;
   shape.substitute(parsed, refused);
-  return { body: Buffer.from(JSON.stringify(parsed)), refused: records };
+  return Buffer.from(JSON.stringify(parsed));
 }

@@ -26,7 +26,8 @@ function judgeBy(verdicts: Record<string, 'block' | 'hold'>, rule = 'by-name'): 
 function gate(kind: RouteKind, judge: ToolCallJudge) {
   const out: Buffer[] = [];
   const refused: ToolCallRecord[] = [];
-  const g = ToolCallStreamGate.for(kind, ToolCallReview.of([judge], CTX)!, (d) => out.push(d), (r) => refused.push(r))!;
+  const review = ToolCallReview.of([judge], CTX, { shadow: false, record: (r) => refused.push(r) })!;
+  const g = ToolCallStreamGate.for(kind, review, (d) => out.push(d))!;
   return { g, out, refused, text: () => Buffer.concat(out).toString() };
 }
 
@@ -156,23 +157,25 @@ t.test('a response with several calls: only the refused ones are taken out', asy
       },
     ],
   };
-  const review = ToolCallReview.of([judgeBy({ danger: 'block' })], CTX)!;
-  const { body: out, refused } = await reviewResponseToolCalls('chat', Buffer.from(JSON.stringify(body)), review);
+  const refused: ToolCallRecord[] = [];
+  const review = ToolCallReview.of([judgeBy({ danger: 'block' })], CTX, { shadow: false, record: (r) => refused.push(r) })!;
+  const out = await reviewResponseToolCalls('chat', Buffer.from(JSON.stringify(body)), review);
   const parsed = JSON.parse(out.toString()) as typeof body;
   t.same(parsed.choices[0]!.message.tool_calls.map((c) => c.id), ['call_b']);
   t.equal(parsed.choices[0]!.finish_reason, 'tool_calls');
   t.match(parsed.choices[0]!.message.content, /^\[Svc Governance\] BLOCKED: the danger tool call/);
   t.equal(refused.length, 1);
   const untouched = Buffer.from(JSON.stringify({ choices: [{ message: { content: 'hi' } }] }));
-  t.equal((await reviewResponseToolCalls('chat', untouched, review)).body, untouched, 'no tool call: the same bytes');
+  t.equal(await reviewResponseToolCalls('chat', untouched, review), untouched, 'no tool call: the same bytes');
 });
 
 t.test('judges are combined: the first non-allow verdict in judge order wins; inactive judges are skipped', async (t) => {
   const inactive: ToolCallJudge = { active: false, judge: async () => t.fail('an inactive judge is not asked') as never };
-  t.equal(ToolCallReview.of([inactive], CTX), null, 'no active judge: nothing is reviewed (and nothing held)');
+  const options = { shadow: false, record: () => undefined };
+  t.equal(ToolCallReview.of([inactive], CTX, options), null, 'no active judge: nothing is reviewed (and nothing held)');
   const first = judgeBy({ a: 'hold' }, 'first');
   const second = judgeBy({ a: 'block', b: 'block' }, 'second');
-  const review = ToolCallReview.of([inactive, first, second], CTX)!;
+  const review = ToolCallReview.of([inactive, first, second], CTX, options)!;
   const verdicts = await review.verdicts([
     { id: '1', name: 'a', arguments: '{}' },
     { id: '2', name: 'b', arguments: '{}' },
@@ -180,6 +183,14 @@ t.test('judges are combined: the first non-allow verdict in judge order wins; in
   ]);
   t.match(verdicts, [{ action: 'hold', rule: 'first' }, { action: 'block', rule: 'second' }, { action: 'allow' }]);
   const broken: ToolCallJudge = { active: true, judge: async () => Promise.reject(new Error('boom')) };
-  const [v] = await ToolCallReview.of([broken], CTX)!.verdicts([{ id: '1', name: 'a', arguments: '{}' }]);
+  const [v] = await ToolCallReview.of([broken], CTX, options)!.verdicts([{ id: '1', name: 'a', arguments: '{}' }]);
   t.match(v, { action: 'block', reason: /a tool-call judge failed: boom/ }, 'a judge that breaks its contract fails closed');
+});
+
+t.test('shadow mode: refusals are recorded, not substituted', async (t) => {
+  const records: ToolCallRecord[] = [];
+  const review = ToolCallReview.of([judgeBy({ danger: 'block' })], CTX, { shadow: true, record: (r) => records.push(r) })!;
+  const verdicts = await review.verdicts([{ id: 'call_a', name: 'danger', arguments: '{}' }]);
+  t.same(verdicts, [{ action: 'allow' }]);
+  t.match(records, [{ id: 'call_a', action: 'block', rule: 'by-name', substituted: false }]);
 });

@@ -161,3 +161,18 @@ t.test('/health lists the loaded rules', async (t) => {
   );
   t.same(health.wasm.failed, []);
 });
+
+t.test('under ff_shadow_enforcement the rules are evaluated and recorded, nothing is changed', async (t) => {
+  const shadow = await startProxy(t, {
+    upstreamUrl: mock.url,
+    env,
+    file: { keys: [{ key: VK, name: 'agent' }], settings: { featureFlags: { ff_shadow_enforcement: true } } },
+  });
+  const client = new OpenAI({ apiKey: VK, baseURL: `${shadow.url}/v1`, maxRetries: 0 });
+  const res = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'clean' }], tools: chatTools }, toolArgs(BLOCK));
+  t.equal(res.choices[0]!.message.tool_calls?.length, 1, 'the call reaches the agent');
+  t.match(shadow.sink.recent().at(-1), { shadow: true, enforcement: 'BYPASS', toolCalls: [{ rule: 'destructive-shell', action: 'block', substituted: false }] });
+  const request = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'DROP DATABASE prod' }] });
+  t.ok(request.choices[0]!.message.content, 'the request was not refused');
+  t.match(shadow.sink.recent().at(-1), { shadow: true, status: 200, requestRule: { rule: 'no-drop-database', action: 'block' } });
+});

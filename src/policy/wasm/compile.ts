@@ -22,7 +22,12 @@ export class CompileError extends Error {}
  */
 export async function compileRule(options: CompileOptions): Promise<void> {
   await mkdir(dirname(options.out), { recursive: true });
-  const { default: asc } = await import('assemblyscript/asc');
+  let asc: typeof import('assemblyscript/asc').default;
+  try {
+    asc = (await import('assemblyscript/asc')).default;
+  } catch (err) {
+    throw new CompileError(`the AssemblyScript compiler is not installed (npm install --save-dev assemblyscript): ${(err as Error).message}`);
+  }
   let diagnostics = '';
   const sink = { write: (chunk: string | Uint8Array) => ((diagnostics += chunk.toString()), true) };
   const result = await asc.main(ascArguments(options), { stdout: sink, stderr: sink });

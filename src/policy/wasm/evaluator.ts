@@ -47,7 +47,7 @@ export interface EvaluationResult {
 /** Compiled modules by hash, and their instances by hash and cap: a rule set change redoes only what changed. */
 const modules = new Map<string, { module: WebAssembly.Module; memory: DeclaredMemory | null }>();
 const instances = new Map<string, RuleInstance>();
-let liveGeneration: readonly string[] = [];
+let liveGeneration = '';
 
 const instanceKey = (ref: RuleRef, capPages: number) => `${ref.sha256}/${capPages}`;
 
@@ -80,7 +80,7 @@ function instanceFor(set: RuleSetSnapshot, ref: RuleRef, capPages: number, progr
 function forgetRemoved(set: RuleSetSnapshot): void {
   if (set.generation === liveGeneration) return;
   liveGeneration = set.generation;
-  const live = new Set(set.generation);
+  const live = new Set(set.live);
   for (const sha of modules.keys()) if (!live.has(sha)) modules.delete(sha);
   for (const key of instances.keys()) if (!live.has(key.slice(0, key.indexOf('/')))) instances.delete(key);
 }

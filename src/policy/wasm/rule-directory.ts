@@ -127,7 +127,7 @@ export class RuleDirectory {
     const next = good.length === 0 ? null : buildSnapshot(good);
     if ((next?.version ?? '') === (this.snapshot?.version ?? '')) return;
     this.snapshot = next;
-    this.sets = next === null ? NO_SETS : this.setsByKind(good, next.generation);
+    this.sets = next === null ? NO_SETS : this.setsByKind(good, next);
     this.options.logger.info({ rules: good.map((f) => f.file), dir: this.options.dir }, 'WASM rules loaded');
     this.options.onChange?.(next);
   }
@@ -146,10 +146,10 @@ export class RuleDirectory {
     set.rules.forEach((ref, i) => this.verdicts.set(ref.sha256, checks[i] ?? { error: 'not checked' }));
   }
 
-  private setsByKind(good: readonly RuleFile[], generation: readonly string[]): KindSets {
+  private setsByKind(good: readonly RuleFile[], whole: RuleSetSnapshot): KindSets {
     const setFor = (kind: RuleKind) => {
       const rules = good.filter((f) => kindsOf(this.verdicts.get(f.sha256)).includes(kind));
-      return rules.length === 0 ? null : buildSnapshot(rules, generation);
+      return rules.length === 0 ? null : buildSnapshot(rules, whole);
     };
     return { request: setFor('request'), tool_call: setFor('tool_call'), response: setFor('response') };
   }

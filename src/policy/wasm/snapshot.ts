@@ -6,10 +6,11 @@ export interface RuleSetSnapshot {
   /** Changes whenever any rule is added, replaced or removed. */
   readonly version: string;
   /**
-   * Every module of the loaded generation this set is a part of (sets for each kind of call are
-   * parts of one generation): what a worker keeps compiled.
+   * The loaded generation this set is a part of (the sets for each kind of call are parts of one),
+   * and the hashes of all its modules: what a worker keeps compiled.
    */
-  readonly generation: readonly string[];
+  readonly generation: string;
+  readonly live: readonly string[];
   readonly blob: SharedArrayBuffer;
   readonly rules: readonly RuleRef[];
 }
@@ -29,7 +30,7 @@ export interface RuleBytes {
   readonly bytes: Uint8Array;
 }
 
-export function buildSnapshot(rules: readonly RuleBytes[], generation: readonly string[] = rules.map((r) => r.sha256)): RuleSetSnapshot {
+export function buildSnapshot(rules: readonly RuleBytes[], whole?: Pick<RuleSetSnapshot, 'generation' | 'live'>): RuleSetSnapshot {
   const ordered = [...rules].sort((a, b) => a.priority - b.priority || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const total = ordered.reduce((n, r) => n + r.bytes.length, 0);
   const blob = new SharedArrayBuffer(total);
@@ -42,5 +43,6 @@ export function buildSnapshot(rules: readonly RuleBytes[], generation: readonly 
     offset += r.bytes.length;
   }
   const version = ordered.map((r) => `${r.priority}_${r.name}@${r.sha256.slice(0, 16)}`).join(',');
-  return Object.freeze({ version, generation, blob, rules: Object.freeze(refs) });
+  const generation = whole ?? { generation: version, live: refs.map((r) => r.sha256) };
+  return Object.freeze({ version, ...generation, blob, rules: Object.freeze(refs) });
 }
