@@ -5,6 +5,7 @@ import type { Finding } from '../policy/inspect.js';
 import type { AttemptRecord } from './upstream-call.js';
 import type { Enforcement, TraceRecord } from '../traces/trace.js';
 import type { ToolCallRecord } from './tool-calls-review.js';
+import type { ResponseRuleRecord } from './response-rules.js';
 import type { Usage } from '../traces/usage.js';
 import type { Wire } from '../upstream/target.js';
 import type { IntakeHeaders } from './intake.js';
@@ -81,6 +82,7 @@ export class Exchange {
   cache: 'hit' | 'miss' | null = null;
   toolCalls: ToolCallRecord[] = [];
   requestRule: TraceRecord['requestRule'] = null;
+  responseRule: ResponseRuleRecord | null = null;
 
   constructor(
     readonly res: HttpResponse,
@@ -274,6 +276,13 @@ export class Exchange {
     else if (this.enforcement !== 'KILL') this.enforcement = 'HIJACK';
   }
 
+  /** A response a rule refused: withheld (the request is killed), or only recorded in shadow mode. */
+  recordResponseRule(record: ResponseRuleRecord): void {
+    this.responseRule = record;
+    if (!record.withheld) this.shadow = true;
+    else this.enforcement = 'KILL';
+  }
+
   /** The trace record as it stands. */
   toTrace(): TraceRecord {
     return {
@@ -302,6 +311,7 @@ export class Exchange {
       cache: this.cache,
       toolCalls: this.toolCalls,
       requestRule: this.requestRule,
+      responseRule: this.responseRule,
     };
   }
 

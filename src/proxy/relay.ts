@@ -15,6 +15,7 @@ import type { RetryHook } from './upstream-call.js';
 import { MAX_CACHED_BYTES, type CachedResponse } from './response-cache.js';
 import { dataLinesContaining, SseFramer } from './sse.js';
 import { reviewResponseToolCalls } from './tool-calls.js';
+import { reviewResponse, type ResponseReview } from './response-rules.js';
 import type { ToolCallReview } from './tool-calls-review.js';
 import { ToolCallStreamGate } from './tool-calls-stream.js';
 
@@ -64,6 +65,8 @@ export interface RelayRequest {
   readonly retry: RetryHook;
   /** Judges the tool calls the model emits; null when no judge is active (nothing is held). */
   readonly toolCalls: ToolCallReview | null;
+  /** Judges a complete non-streamed response; null when no rule evaluates responses. */
+  readonly responseRules: ResponseReview | null;
   /** Receives a complete successful response as relayed, for the exact cache; null when not caching. */
   readonly cache: ((response: CachedResponse) => void) | null;
 }
@@ -259,6 +262,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
         this.settleUsage();
         this.inspectResponse(body)
           .then((inspected) => this.reviewToolCalls(inspected))
+          .then((reviewed) => this.reviewText(reviewed))
           .then(
             (relayed) => {
               this.keepForCache(relayed);
@@ -375,6 +379,12 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
   /** A complete response's tool calls put to the judges; refused ones substituted. */
   private reviewToolCalls(body: Buffer): Promise<Buffer> | Buffer {
     return this.req.toolCalls === null ? body : reviewResponseToolCalls(this.req.kind, body, this.req.toolCalls);
+  }
+
+  /** A complete response put to the rules that evaluate responses; a refused one replaced by a notice. */
+  private reviewText(body: Buffer): Promise<Buffer> | Buffer {
+    if (this.req.responseRules === null) return body;
+    return reviewResponse(this.req.kind, body, this.req.responseRules, (record) => this.ex.recordResponseRule(record));
   }
 
   private recordFindings(findings: readonly Finding[], blocked: boolean): void {

@@ -40,6 +40,7 @@ import { WasmRules } from '../policy/wasm/wasm-rules.js';
 import { wasmDir } from '../policy/wasm/rule-files.js';
 import { carriesToolCalls } from './tool-calls.js';
 import { ToolCallReview } from './tool-calls-review.js';
+import type { ResponseReview } from './response-rules.js';
 import { PROVIDER_ROUTES, type ProviderRoute } from './routes.js';
 
 export interface ProxyServerOptions {
@@ -329,6 +330,10 @@ export class ProxyServer implements ExchangeHooks {
         toolCalls: carriesToolCalls(route.kind)
           ? ToolCallReview.of(this.toolJudges, { ...caller, traceId: ex.id }, { shadow: policy.shadow, record: (r) => ex.recordToolCall(r) })
           : null,
+        responseRules:
+          route.inspectsResponse && this.wasmRules.judgesResponses
+            ? { shadow: policy.shadow, judge: (parsed: unknown) => this.wasmRules.judgeResponse(parsed, caller) }
+            : null,
       };
       new UpstreamCall(ex, targets, retry, (target, hook) => {
         const prepared = target === targets[0] ? first : this.prepare(ex, active, route, target, passthroughKey);
@@ -390,6 +395,7 @@ export class ProxyServer implements ExchangeHooks {
       responsePolicy: PolicyConfig | null;
       cache: ((response: CachedResponse) => void) | null;
       toolCalls: ToolCallReview | null;
+      responseRules: ResponseReview | null;
     },
     hook: RetryHook,
   ): void {
@@ -410,6 +416,7 @@ export class ProxyServer implements ExchangeHooks {
       retry: hook,
       cache: request.cache,
       toolCalls: request.toolCalls,
+      responseRules: request.responseRules,
     });
     this.pools.get(prepared.upstream.origin).dispatch(
       {

@@ -1,6 +1,7 @@
 import type { Finding } from '../policy/inspect.js';
 import type { AttemptRecord } from '../proxy/upstream-call.js';
 import type { ToolCallRecord } from '../proxy/tool-calls-review.js';
+import type { ResponseRuleRecord } from '../proxy/response-rules.js';
 
 export type Enforcement = 'BYPASS' | 'ENHANCE' | 'HIJACK' | 'KILL';
 
@@ -43,4 +44,6 @@ export interface TraceRecord {
   toolCalls: readonly ToolCallRecord[];
   /** The WASM rule that refused the request itself, when one did. */
   requestRule: { readonly rule: string; readonly action: 'block' | 'hold'; readonly reason: string } | null;
+  /** The WASM rule that refused a (non-streamed) response, when one did. */
+  responseRule: ResponseRuleRecord | null;
 }

@@ -56,6 +56,14 @@ export function svc_evaluate(): i32 {
   if (kind() == Kind.Request && text().toUpperCase().includes("DROP DATABASE")) return block("dropping a database is not allowed");
   return allow();
 }`,
+  /** Withholds answers that quote a classified document; evaluates responses only. */
+  'response-guard': `
+import { allow, block, Kinds, text } from "SDK";
+export { svc_abi_version } from "SDK";
+export function svc_kinds(): i32 { return Kinds.Response; }
+export function svc_evaluate(): i32 {
+  return text().includes("TOP SECRET") ? block("the answer quotes a classified document") : allow();
+}`,
   /** Allocates without bound on a \`hog\` tool call. */
   'memory-hog': `
 import { toolName } from "SDK";

@@ -11,11 +11,11 @@ import { compileRules, svc } from '../helpers/wasm.js';
 t.setTimeout(300_000);
 
 const VK = 'vk_test_agent_000001';
-const rules = await compileRules(t, ['destructive-shell', 'latest-image', 'force-push', 'no-drop-database']);
+const rules = await compileRules(t, ['destructive-shell', 'latest-image', 'force-push', 'no-drop-database', 'response-guard']);
 const wasmDir = await mkdtemp(join(tmpdir(), 'svc-wasm-dir-'));
 t.teardown(() => rm(wasmDir, { recursive: true, force: true }));
 const env = { SVC_WASM_DIR: wasmDir };
-for (const [name, priority] of [['destructive-shell', 10], ['latest-image', 20], ['force-push', 30], ['no-drop-database', 40]] as const) {
+for (const [name, priority] of [['destructive-shell', 10], ['latest-image', 20], ['force-push', 30], ['no-drop-database', 40], ['response-guard', 50]] as const) {
   const installed = await svc(['policy', 'install', '--wasm', rules[name], '--name', name, '--priority', String(priority)], env);
   if (installed.code !== 0) throw new Error(installed.stderr);
 }
@@ -153,11 +153,23 @@ t.test('a request a rule refuses gets 403 policy_denied naming the rule', async 
   t.equal(mock.requests.length, before, 'nothing went upstream');
 });
 
+t.test('a response a rule refuses is withheld, in the route\'s shape', async (t) => {
+  const secret = { headers: { 'x-mock-content': encodeURIComponent('Here are the TOP SECRET plans') } };
+  const chat = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'plans?' }] }, secret);
+  t.equal(chat.choices[0]!.message.content, '[Svc Governance] BLOCKED: rule response-guard withheld this response: the answer quotes a classified document');
+  t.match(lastTrace(), { enforcement: 'KILL', responseRule: { rule: 'response-guard', action: 'block', withheld: true } });
+  const message = await anthropic.messages.create({ model: 'claude-sonnet-4', max_tokens: 64, messages: [{ role: 'user', content: 'plans?' }] }, secret);
+  t.match(message.content, [{ type: 'text', text: /^\[Svc Governance\] BLOCKED: rule response-guard/ }]);
+  const fine = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+  t.match(fine.choices[0]!.message.content, /mock provider/);
+  t.equal(lastTrace().responseRule, null);
+});
+
 t.test('/health lists the loaded rules', async (t) => {
   const health = (await (await fetch(`${proxy.url}/health`)).json()) as { wasm: { rules: Array<{ name: string; priority: number }>; failed: unknown[] } };
   t.same(
     health.wasm.rules.map((r) => [r.priority, r.name]),
-    [[10, 'destructive-shell'], [20, 'latest-image'], [30, 'force-push'], [40, 'no-drop-database']],
+    [[10, 'destructive-shell'], [20, 'latest-image'], [30, 'force-push'], [40, 'no-drop-database'], [50, 'response-guard']],
   );
   t.same(health.wasm.failed, []);
 });

@@ -2,13 +2,13 @@ import type { Logger } from '../../lib/logger.js';
 import type { WasmRulesConfig } from '../../config/proxy-config.js';
 import type { ToolCall, ToolCallContext, ToolCallJudge, ToolVerdict } from '../tool-judge.js';
 import type { RuleContext } from './abi.js';
-import { requestText } from './request-text.js';
+import { requestText, responseText } from './call-text.js';
 import { RuleDirectory, type FailedRule, type LoadedRule } from './rule-directory.js';
 import { WasmRuleRunner, type RuleDecision, type RuleRunnerState } from './runner.js';
 
-export interface WasmRulesOptions extends Omit<WasmRulesConfig, 'dir' | 'memoryMaxMb'> {
+export interface WasmRulesOptions extends Omit<WasmRulesConfig, 'dir'> {
+  /** The folder, resolved (see `wasmDir`). */
   readonly dir: string;
-  readonly memoryMaxMb: number;
   readonly threads: number;
   readonly logger: Logger;
 }
@@ -64,6 +64,20 @@ export class WasmRules implements ToolCallJudge {
     const set = this.directory.forKind('request');
     if (set === null) return null;
     return this.runner().evaluate(set, { kind: 'request', toolName: null, toolArguments: null, text: requestText(body), ...fields(caller) });
+  }
+
+  /** The rules' verdict on a complete response's text, or null when no rule evaluates responses (or it has no text). */
+  async judgeResponse(body: unknown, caller: CallerContext): Promise<RuleDecision | null> {
+    const set = this.directory.forKind('response');
+    if (set === null) return null;
+    const text = responseText(body);
+    if (text === null) return null;
+    return this.runner().evaluate(set, { kind: 'response', toolName: null, toolArguments: null, text, ...fields(caller) });
+  }
+
+  /** Whether any loaded rule evaluates responses. */
+  get judgesResponses(): boolean {
+    return this.directory.forKind('response') !== null;
   }
 
   async judge(calls: readonly ToolCall[], ctx: ToolCallContext): Promise<readonly ToolVerdict[]> {

@@ -25,3 +25,24 @@ export function requestText(body: unknown): string | null {
   if (typeof body.prompt === 'string') return body.prompt;
   return null;
 }
+
+/**
+ * What a rule sees as a complete response's text: the assistant's reply (chat `message.content`,
+ * Anthropic text blocks, Responses API `output_text` parts, a legacy completion's `text`), or null
+ * when it has none.
+ */
+export function responseText(body: unknown): string | null {
+  if (!isObject(body)) return null;
+  const parts: string[] = [];
+  for (const choice of Array.isArray(body.choices) ? body.choices : []) {
+    if (!isObject(choice)) continue;
+    if (typeof choice.text === 'string') parts.push(choice.text);
+    if (isObject(choice.message) && typeof choice.message.content === 'string') parts.push(choice.message.content);
+  }
+  if (Array.isArray(body.content)) parts.push(contentText(body.content) ?? '');
+  for (const item of Array.isArray(body.output) ? body.output : []) {
+    if (isObject(item) && item.type === 'message') parts.push(contentText(item.content) ?? '');
+  }
+  const text = parts.filter((p) => p !== '').join('\n');
+  return text === '' ? null : text;
+}
