@@ -58,6 +58,11 @@ export class RuleDirectory {
 
   constructor(private readonly options: RuleDirectoryOptions) {}
 
+  /** Identifies the loaded rules; changes with any rule added, replaced or removed ('' when none). */
+  get generation(): string {
+    return this.snapshot?.generation ?? '';
+  }
+
   /** The rules in force that evaluate `kind`, in priority order, or null when none does. */
   forKind(kind: RuleKind): RuleSetSnapshot | null {
     return this.sets[kind];

@@ -75,6 +75,11 @@ export class WasmRules implements ToolCallJudge {
     return this.runner().evaluate(set, { kind: 'response', toolName: null, toolArguments: null, text, ...fields(caller) });
   }
 
+  /** Identifies the loaded rules ('' when none): an answer judged under other rules must not be replayed. */
+  get generation(): string {
+    return this.directory.generation;
+  }
+
   /** Whether any loaded rule evaluates responses. */
   get judgesResponses(): boolean {
     return this.directory.forKind('response') !== null;

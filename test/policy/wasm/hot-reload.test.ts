@@ -17,13 +17,13 @@ interface Health {
   wasm: { rules: Array<{ name: string; priority: number; sha256: string }>; failed: Array<{ file: string; error: string }>; runner: { workersReplaced: number } | null };
 }
 
-async function setup(t: Tap.Test) {
+async function setup(t: Tap.Test, file: Record<string, unknown> = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'svc-hot-reload-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const env = { SVC_WASM_DIR: join(dir, 'wasm'), SVC_HOME: join(dir, 'home') };
   const config = join(dir, 'config.json');
   // A roomy deadline: this machine is shared, and only the infinite loop should ever reach it.
-  await writeFile(config, JSON.stringify({ wasm: { deadlineMs: 250 } }));
+  await writeFile(config, JSON.stringify({ wasm: { deadlineMs: 250 }, ...file }));
   const proxy = await spawnProxy(t, ['--upstream-url', mock.url, '--config', config, '--threads', '1'], env);
   const openai = new OpenAI({ apiKey: 'sk-test', baseURL: `${proxy.url}/v1`, maxRetries: 0 });
   const health = async () => (await (await fetch(`${proxy.url}/health`)).json()) as Health;
@@ -146,4 +146,24 @@ t.test('an infinite loop is stopped by its deadline while other requests keep su
   t.same(others.failures, [], 'no other request failed');
   t.same(new Set(others.outcomes), new Set(['blocked']), 'and the rules after the loop still judged them');
   t.ok((await health()).wasm.runner!.workersReplaced >= 3, 'each overrun replaced its worker');
+});
+
+t.test('a cached answer is not replayed past a rule installed after it was stored', async (t) => {
+  const { env, openai, until } = await setup(t, { settings: { featureFlags: { ff_response_cache_exact: true } } });
+  const ask = () =>
+    openai.chat.completions
+      .create(
+        { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'clean up' }], tools: tool('bash') },
+        { headers: { 'x-mock-tool-args': JSON.stringify({ command: 'rm -rf /' }) } },
+      )
+      .withResponse();
+  const first = await ask();
+  t.equal(first.data.choices[0]!.message.tool_calls?.length, 1);
+  const again = await ask();
+  t.equal(again.response.headers.get('x-svc-cache'), 'hit', 'the answer is cached');
+  t.equal((await svc(['policy', 'install', '--wasm', rules['destructive-shell'], '--name', 'guard'], env)).code, 0);
+  await until((h) => h.wasm.rules.length === 1);
+  const judged = await ask();
+  t.equal(judged.response.headers.get('x-svc-cache'), 'miss');
+  t.match(judged.data.choices[0]!.message.content, /BLOCKED: .*rule guard/);
 });
