@@ -76,7 +76,11 @@ export class WasmRuleRunner {
       };
       try {
         const result = (await this.run(task)) as EvaluationResult;
-        for (const f of result.failures) failures.push({ rule: set.rules[f.index]!.name, error: f.error });
+        for (const f of result.failures) {
+          const rule = set.rules[f.index]!.name;
+          failures.push({ rule, error: f.error });
+          this.options.logger.warn({ rule, error: f.error }, 'WASM rule failed');
+        }
         if (result.verdict === null) return { action: 'allow', rule: null, reason: '', failures };
         return { action: result.verdict.action, rule: set.rules[result.verdict.index]!.name, reason: result.verdict.reason, failures };
       } catch (err) {
