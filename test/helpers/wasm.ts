@@ -98,6 +98,23 @@ export async function compileRules<N extends ExampleRule | TestRule>(t: Teardown
   return out;
 }
 
+/**
+ * Compiles a test rule the way `svc policy compile` does, except that the module keeps its own
+ * memory instead of importing it (as a module built by other means might).
+ */
+export async function compileWithOwnMemory(t: Teardown, name: TestRule): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-wasm-own-memory-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const src = join(dir, `${name}.ts`);
+  const sdk = relative(dir, join(ASSEMBLY, 'sdk/index')).replace(/\\/g, '/');
+  await writeFile(src, TEST_RULES[name].replaceAll('"SDK"', JSON.stringify(sdk)));
+  const out = join(dir, `${name}.wasm`);
+  const { default: asc } = await import('assemblyscript/asc');
+  const result = await asc.main([src, '--outFile', out, '--runtime', 'incremental', '-O3']);
+  if (result.error) throw result.error;
+  return out;
+}
+
 /** A tool call's context, as `svc policy test --mock` takes it. */
 export function shellCall(command: string, toolName = 'bash') {
   return {

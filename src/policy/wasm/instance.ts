@@ -80,6 +80,10 @@ export class RuleInstance {
     if (declared !== null && declared.minPages > memoryCapPages) {
       throw new RuleLoadError(`the module needs ${declared.minPages} memory pages at start, over the cap of ${memoryCapPages}`);
     }
+    // Growth of a module's own memory cannot be stopped from outside: it must promise to stay in the cap.
+    if (declared !== null && !declared.imported && (declared.maxPages === null || declared.maxPages > memoryCapPages)) {
+      throw new RuleLoadError(`it defines its own memory that may grow past the cap of ${memoryCapPages} pages; compile it with --importMemory`);
+    }
     const env: Record<string, unknown> = {};
     if (declared?.imported) {
       const maximum = declared.maxPages === null ? memoryCapPages : Math.min(declared.maxPages, memoryCapPages);
@@ -125,7 +129,7 @@ export class RuleInstance {
     }
   }
 
-  /** Runs the rule; throws when it traps, answers nonsense or outgrows its memory cap. */
+  /** Runs the rule; throws when it traps (a growth refused at the memory cap is a trap) or answers nonsense. */
   evaluate(subject: Subject): RuleOutcome {
     this.subject = subject;
     this.reason = '';
@@ -138,7 +142,6 @@ export class RuleInstance {
     } finally {
       this.subject = null;
     }
-    if (this.memory.buffer.byteLength > this.capBytes) throw new Error(`it grew past its memory cap of ${this.capBytes} bytes`);
     switch (code) {
       case VERDICT_CODES.allow:
         return { action: 'allow', reason: '' };

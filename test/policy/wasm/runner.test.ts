@@ -5,16 +5,18 @@ import { ruleContextSchema } from '../../../src/policy/wasm/abi.js';
 import { sha256 } from '../../../src/policy/wasm/rule-files.js';
 import { WasmRuleRunner } from '../../../src/policy/wasm/runner.js';
 import { buildSnapshot, type RuleSetSnapshot } from '../../../src/policy/wasm/snapshot.js';
-import { compileRules, shellCall } from '../../helpers/wasm.js';
+import { compileRules, compileWithOwnMemory, shellCall } from '../../helpers/wasm.js';
 
 t.setTimeout(300_000);
 
 const rules = await compileRules(t, ['index', 'destructive-shell', 'latest-image', 'force-push', 'infinite-loop', 'trap', 'wrong-abi', 'memory-hog', 'no-drop-database', 'loops-at-start']);
 
-async function setOf(...entries: Array<[name: keyof typeof rules, priority: number]>): Promise<RuleSetSnapshot> {
+const ownMemory = await compileWithOwnMemory(t, 'memory-hog');
+
+async function setOf(...entries: Array<[name: keyof typeof rules | 'own-memory-hog', priority: number]>): Promise<RuleSetSnapshot> {
   const loaded = await Promise.all(
     entries.map(async ([name, priority]) => {
-      const bytes = new Uint8Array(await readFile(rules[name]));
+      const bytes = new Uint8Array(await readFile(name === 'own-memory-hog' ? ownMemory : rules[name]));
       return { name, priority, sha256: sha256(bytes), bytes };
     }),
   );
@@ -178,4 +180,10 @@ t.test('a rule that outgrows its memory cap fails', async (t) => {
   t.match(d.reason, /it trapped with \d+ of its 4194304 memory bytes in use/);
   t.ok(Number(/with (\d+) of/.exec(d.reason)![1]) > 3 * 1024 * 1024, 'it had filled its cap');
   t.equal((await r.evaluate(set, shellCall('ls'))).action, 'allow', 'a fresh instance serves the next call');
+});
+
+t.test('a module whose own memory could outgrow the cap does not load', async (t) => {
+  const r = runner(t, { memoryCapPages: 64 });
+  const [check] = await r.check(await setOf(['own-memory-hog', 10]));
+  t.same(check, { error: 'it defines its own memory that may grow past the cap of 64 pages; compile it with --importMemory' });
 });
