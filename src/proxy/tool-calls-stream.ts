@@ -38,6 +38,8 @@ function parseEvents(buf: Buffer): SseEvent[] {
   return out;
 }
 
+const DONE = /^data: ?\[DONE\]/m;
+
 function serialise(name: string | null, data: Json): string {
   return (name === null ? '' : `event: ${name}\n`) + `data: ${JSON.stringify(data)}`;
 }
@@ -102,7 +104,8 @@ class ChatShape extends StreamShape {
         }
       }
     }
-    const finished = ev.data === null || choices.some((c) => c.finish_reason !== null && c.finish_reason !== undefined);
+    // `[DONE]` also ends it; other non-JSON events (SSE comments, keep-alives) are only held.
+    const finished = DONE.test(ev.raw) || choices.some((c) => c.finish_reason !== null && c.finish_reason !== undefined);
     return finished ? this.decide() : undefined;
   }
 
@@ -216,8 +219,8 @@ class MessagesShape extends StreamShape {
     event('content_block_start', { index: call.index, content_block: { type: 'text', text: '' } });
     event('content_block_delta', { index: call.index, delta: { type: 'text_delta', text: toolCallNotice(call, verdict) } });
     event('content_block_stop', { index: call.index });
-    // Events of the stream itself (pings) that arrived while the call was held still go out.
-    for (const ev of call.held) if (ev.data !== null && ev.data.index !== call.index) this.io.out(ev.raw);
+    // Events of the stream itself (pings, comments) that arrived while the call was held still go out.
+    for (const ev of call.held) if (ev.data === null || ev.data.index !== call.index) this.io.out(ev.raw);
   }
 }
 
@@ -297,6 +300,7 @@ class ResponsesShape extends StreamShape {
     event('response.output_text.done', { ...at, content_index: 0, text, logprobs: [] });
     event('response.content_part.done', { ...at, content_index: 0, part });
     event('response.output_item.done', { output_index: call.outputIndex, item });
+    for (const ev of call.held) if (ev.data === null || ev.data.output_index !== call.outputIndex) this.release(ev);
   }
 }
 

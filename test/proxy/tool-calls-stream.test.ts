@@ -194,3 +194,23 @@ t.test('shadow mode: refusals are recorded, not substituted', async (t) => {
   t.same(verdicts, [{ action: 'allow' }]);
   t.match(records, [{ id: 'call_a', action: 'block', rule: 'by-name', substituted: false }]);
 });
+
+t.test('comments and keep-alives inside a held call neither end the hold nor get lost', async (t) => {
+  const judge = judgeBy({ danger: 'block' });
+  const { g, text } = gate('chat', judge);
+  g.push(chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'danger', arguments: '{"a":' } }] }));
+  g.push(Buffer.from(': keep-alive\n\n'));
+  g.push(chunk({ tool_calls: [{ index: 0, function: { arguments: '1}' } }] }));
+  g.push(chunk({}, 'tool_calls'));
+  await g.finish();
+  t.same(judge.asked, [[{ id: 'call_a', name: 'danger', arguments: '{"a":1}' }]], 'judged once, complete');
+  t.match(text(), /\n\n: keep-alive\n\n/);
+
+  const anthropic = gate('messages', judgeBy({ bash: 'block' }));
+  anthropic.g.push(named('content_block_start', { index: 0, content_block: { type: 'tool_use', id: 'toolu_1', name: 'bash', input: {} } }));
+  anthropic.g.push(Buffer.from(': keep-alive\n\n'));
+  anthropic.g.push(named('content_block_stop', { index: 0 }));
+  await anthropic.g.finish();
+  t.match(anthropic.text(), /: keep-alive/);
+  t.notMatch(anthropic.text(), /tool_use/);
+});
