@@ -120,17 +120,34 @@ export function baseName(word: string): string {
   return slash < 0 ? word : word.substring(slash + 1);
 }
 
+/** Whether `option` of the wrapper `wrapper` takes the next word as its value (`sudo -u root`). */
+function takesValue(wrapper: string, option: string): bool {
+  if (wrapper == "sudo") return option == "-u" || option == "-g" || option == "-C" || option == "-D" || option == "-h" || option == "-p" || option == "-r" || option == "-t" || option == "-U" || option == "-T";
+  if (wrapper == "doas") return option == "-u" || option == "-C";
+  if (wrapper == "env") return option == "-u" || option == "-C" || option == "-S";
+  if (wrapper == "nice") return option == "-n";
+  if (wrapper == "xargs") return option == "-I" || option == "-L" || option == "-n" || option == "-P" || option == "-s" || option == "-d" || option == "-E" || option == "-a";
+  if (wrapper == "time") return option == "-o" || option == "-f";
+  return false;
+}
+
+function isWrapper(word: string): bool {
+  return word == "sudo" || word == "doas" || word == "env" || word == "nohup" || word == "xargs" || word == "command" || word == "exec" || word == "time" || word == "nice";
+}
+
 /**
  * The command a simple command runs once wrappers are skipped (`sudo -u x`, `env A=b`, `nohup`,
- * `xargs`, `command`, `exec`, `time`): its index in `cmd`, or -1.
+ * `xargs -n 1`, `command`, `exec`, `time`, `nice -n 5`, `VAR=value`): its index in `cmd`, or -1.
  */
 export function commandStart(cmd: string[]): i32 {
   let i = 0;
   while (i < cmd.length) {
     const w = baseName(cmd[i]);
-    if (w == "sudo" || w == "doas" || w == "env" || w == "nohup" || w == "xargs" || w == "command" || w == "exec" || w == "time" || w == "nice") {
+    if (isWrapper(w)) {
       i++;
-      while (i < cmd.length && (cmd[i].startsWith("-") || cmd[i].includes("="))) i++;
+      while (i < cmd.length && (cmd[i].startsWith("-") || cmd[i].includes("="))) {
+        i += takesValue(w, cmd[i]) ? 2 : 1;
+      }
       continue;
     }
     if (cmd[i].includes("=") && !cmd[i].startsWith("-")) {

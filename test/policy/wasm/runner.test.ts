@@ -53,6 +53,9 @@ t.test('destructive shell commands are blocked whatever separates their words', 
     "rm -rf '/'",
     'ls; rm -rf / # clean up',
     'echo start | xargs rm -rf /',
+    'sudo -u root rm -rf /',
+    'nice -n 10 rm -rf /',
+    'env -u HOME rm -rf /',
   ];
   for (const command of destructive) {
     const d = await r.evaluate(set, shellCall(command));
