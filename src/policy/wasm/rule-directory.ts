@@ -114,6 +114,8 @@ export class RuleDirectory {
   private async scan(): Promise<void> {
     this.ensureWatcher();
     const files = await readRuleFiles(this.options.dir);
+    const present = new Set(files.map((f) => f.sha256));
+    for (const sha of this.verdicts.keys()) if (!present.has(sha)) this.verdicts.delete(sha);
     await this.checkNew(files);
     if (this.closed) return;
     const good: RuleFile[] = [];
