@@ -15,6 +15,7 @@ import { parseOptions, selectWork, usage, UsageError } from './lib/options.js';
 import { cpuTimeUs, peakRssBytes } from './lib/proc-stats.js';
 import { formatReport, gitCommit, machine, writeReport } from './lib/report.js';
 import { shapeOf } from './lib/scenarios.js';
+import { installedRulesDir } from './lib/wasm-rules.js';
 
 /** @typedef {import('./lib/options.js').BenchOptions} BenchOptions */
 /** @typedef {import('./lib/children.js').Server} Server */
@@ -76,9 +77,10 @@ async function runScenario(scenario, options, run) {
   progress(`${name}: ${description}, ${shape.connections} connections`);
   try {
     const redis = scenario.store === 'redis' ? await startRedis() : null;
+    const wasmDir = scenario.wasmRules === undefined ? undefined : await installedRulesDir(scenario.wasmRules, run.svcHome);
     const sides = await withServer(startMock(), async (mock) => {
       const direct = await runSide(mock, load);
-      const proxy = await withServer(startProxy(mock.url, options, run.svcHome, profile, redis?.url), (server) => runSide(server, load));
+      const proxy = await withServer(startProxy(mock.url, options, run.svcHome, profile, redis?.url, wasmDir), (server) => runSide(server, load));
       return { direct, proxy };
     }).finally(() => redis?.stop());
     const ratio = sides.direct.requestsPerSec > 0 ? round(sides.proxy.requestsPerSec / sides.direct.requestsPerSec, 4) : null;
@@ -150,8 +152,9 @@ function startMock() {
  * @param {string} svcHome
  * @param {string | undefined} profile  where node --cpu-prof writes the profile, if wanted
  * @param {string} [valkeyUrl]  the Redis the proxy meters against, when the scenario wants one
+ * @param {string} [wasmDir]  the folder of installed WASM rules, when the scenario wants some
  */
-function startProxy(upstreamUrl, options, svcHome, profile, valkeyUrl) {
+function startProxy(upstreamUrl, options, svcHome, profile, valkeyUrl, wasmDir) {
   const threads = options.threads === undefined ? [] : ['--threads', String(options.threads)];
   const store = valkeyUrl === undefined ? [] : ['--valkey-url', valkeyUrl];
   return startServer({
@@ -159,7 +162,7 @@ function startProxy(upstreamUrl, options, svcHome, profile, valkeyUrl) {
     script: PROXY_CLI,
     args: ['proxy', '--port', '0', '--upstream-url', upstreamUrl, ...threads, ...store],
     nodeArgs: profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', dirname(profile), '--cpu-prof-name', basename(profile)],
-    env: { SVC_HOME: svcHome, SVC_LOG_LEVEL: 'warn' },
+    env: { SVC_HOME: svcHome, SVC_LOG_LEVEL: 'warn', ...(wasmDir === undefined ? {} : { SVC_WASM_DIR: wasmDir }) },
   });
 }
 

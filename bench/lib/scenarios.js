@@ -21,6 +21,7 @@
  * @property {Shape} shape  the defaults
  * @property {(shape: Shape) => LoadRequest} request
  * @property {'redis'} [store]  the proxy meters against a redis-server started for the scenario
+ * @property {number} [wasmRules]  the proxy runs with this many WASM rules installed
  */
 
 /** @typedef {Partial<Shape>} ShapeOverrides */
@@ -87,6 +88,22 @@ function anthropicStream({ promptBytes, chunks }) {
   };
 }
 
+/**
+ * OpenAI chat offering a shell tool: the mock answers with a call to it, a command every
+ * example WASM rule allows (so with rules installed, every rule runs on it).
+ * @param {Shape} shape
+ * @returns {LoadRequest}
+ */
+function openaiToolCall({ promptBytes }) {
+  const tools = [{ type: 'function', function: { name: 'bash', parameters: { type: 'object', properties: { command: { type: 'string' } } } } }];
+  return {
+    path: '/v1/chat/completions',
+    headers: { 'content-type': 'application/json', 'x-mock-tool-args': JSON.stringify({ command: 'git status && ls -la src/' }) },
+    body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: promptOf(promptBytes) }], tools }),
+    expectEnd: '}',
+  };
+}
+
 /** @type {Scenario[]} */
 export const SCENARIOS = [
   {
@@ -125,6 +142,19 @@ export const SCENARIOS = [
     description: 'non-streaming chat on 200 connections',
     shape: { connections: 200, promptBytes: KB, chunks: null },
     request: openaiChat,
+  },
+  {
+    name: 'tool-call',
+    description: 'non-streaming chat answered with a tool call, no WASM rule installed',
+    shape: { connections: 50, promptBytes: KB, chunks: null },
+    request: openaiToolCall,
+  },
+  {
+    name: 'tool-call-wasm10',
+    description: "as tool-call, with 10 WASM rules installed (compare its proxy row with tool-call's)",
+    shape: { connections: 50, promptBytes: KB, chunks: null },
+    request: openaiToolCall,
+    wasmRules: 10,
   },
   {
     name: 'dlp-100k',

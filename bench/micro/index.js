@@ -15,6 +15,7 @@ import { inspectBenchmark } from './inspect.js';
 import { sseFramerBenchmark } from './sse-framer.js';
 import { traceIdBenchmark } from './trace-id.js';
 import { decideOverheadBenchmark } from './decide-overhead.js';
+import { wasmRulesBenchmark } from './wasm-rules.js';
 
 /**
  * @typedef {object} MicroBenchmark
@@ -33,4 +34,5 @@ export const MICRO_BENCHMARKS = [
   anomalyAccuracyBenchmark,
   anomalyCostBenchmark,
   decideOverheadBenchmark,
+  wasmRulesBenchmark,
 ];

@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { ConfigError } from '../lib/errors.js';
 import { VERSION } from '../lib/version.js';
 import { runControlPlane, type ControlPlaneFlags } from './controlplane-command.js';
+import { registerPolicyCommands } from './policy-command.js';
 import { runProxy } from './proxy-command.js';
 import { registerDecide } from './decide-command.js';
 
@@ -40,5 +41,7 @@ program
   .action((opts: ControlPlaneFlags) => runControlPlane(opts).catch(fail));
 
 registerDecide(program, fail);
+
+registerPolicyCommands(program, fail);
 
 program.parseAsync(process.argv).catch(fail);

@@ -63,6 +63,20 @@ export const limitsSchema = z.strictObject({
   inlineInspectMaxBytes: z.number().int().min(0).max(1024 * 1024 * 1024).default(256 * 1024),
 });
 
+/** WASM policy rules (docs/wasm-rules.md). */
+export const wasmRulesSchema = z.strictObject({
+  /** Folder of installed rules; `SVC_WASM_DIR` wins, the default is `$SVC_HOME/wasm`. */
+  dir: z.string().min(1).max(4096).optional(),
+  /** How long one rule may run on one call before its worker is replaced and the rule counts as failed. */
+  deadlineMs: z.number().int().min(1).max(10_000).default(50),
+  /** Memory each rule instance may grow to. */
+  memoryMaxMb: z.number().int().min(1).max(4096).default(16),
+  /** What a failed rule (trap, deadline, memory) answers: `closed` refuses the call, `open` skips the rule. */
+  failurePolicy: z.enum(['closed', 'open']).default('closed'),
+  /** Periodic rescan of the folder, backing up the file watcher. */
+  rescanMs: z.number().int().min(100).max(60_000).default(2000),
+});
+
 export const proxyConfigFileSchema = z.strictObject({
   $schema: z.string().optional(),
   workspaceId: z.string().min(1).max(128).default('local'),
@@ -73,6 +87,7 @@ export const proxyConfigFileSchema = z.strictObject({
   /** This machine's own PII actions; the workspace's settings.piiDetectors is a baseline these may only tighten. */
   piiDetectors: z.partialRecord(z.enum(PII_DETECTOR_IDS), z.enum(['off', 'redact', 'block'])).optional(),
   limits: limitsSchema.default(limitsSchema.parse({})),
+  wasm: wasmRulesSchema.default(wasmRulesSchema.parse({})),
   /** This machine's egress posture; the workspace's egressMode wins when set, and its egressAllow adds to this list. */
   egress: z
     .strictObject({ mode: z.enum(['off', 'monitor', 'enforce']).optional(), allow: z.array(z.string().min(1).max(256)).max(512).default([]) })
@@ -94,3 +109,4 @@ export const proxyConfigFileSchema = z.strictObject({
 export type ProxyConfigFile = z.infer<typeof proxyConfigFileSchema>;
 export type ProviderCredentials = z.infer<typeof providerCredentialsSchema>;
 export type Limits = z.infer<typeof limitsSchema>;
+export type WasmRulesConfig = z.infer<typeof wasmRulesSchema>;

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { ConfigError } from '../lib/errors.js';
-import { proxyConfigFileSchema, type Limits, type ProviderCredentials } from './proxy-config.js';
+import { proxyConfigFileSchema, type Limits, type ProviderCredentials, type WasmRulesConfig } from './proxy-config.js';
 import type { PiiDetectorId, WorkspaceSettings } from './settings.js';
 import { dailyCapUsd } from '../state/budget.js';
 import type { RetrySettings } from '../upstream/retry-plan.js';
@@ -27,6 +27,8 @@ export interface RuntimeConfig {
   /** This machine's own PII actions (tighten-only over the workspace's). */
   readonly piiDetectors: Readonly<Partial<Record<PiiDetectorId, 'off' | 'redact' | 'block'>>> | undefined;
   readonly limits: Limits;
+  /** WASM rules: read when the proxy starts. */
+  readonly wasm: WasmRulesConfig;
   readonly egress: { readonly mode: 'off' | 'monitor' | 'enforce' | undefined; readonly allow: readonly string[] };
   readonly byokRequired: boolean;
   /** This machine's own upstreamRetry fields. */
@@ -93,6 +95,7 @@ export function buildRuntimeConfig(sources: ConfigSources): RuntimeConfig {
     settings: file.settings,
     piiDetectors: file.piiDetectors,
     limits: file.limits,
+    wasm: file.wasm,
     caps: { dailyUsd: dailyCapUsd(file.budget.dailyUsd), monthlyUsd: file.budget.monthlyUsd ?? null },
     egress: { mode: file.egress.mode, allow: file.egress.allow },
     byokRequired: file.byokRequired,

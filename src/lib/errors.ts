@@ -135,6 +135,22 @@ export class AnomalyKilledError extends PolicyBlockedError {
   }
 }
 
+/** A WASM rule refused (or held) the request itself: 403 policy_denied naming the rule. */
+export class RuleDeniedError extends PolicyBlockedError {
+  constructor(
+    readonly rule: string,
+    action: 'block' | 'hold',
+    reason: string,
+  ) {
+    super(
+      action === 'hold'
+        ? `[Svc Governance] HELD: rule ${rule} holds this request for a person's approval: ${reason}`
+        : `[Svc Governance] BLOCKED: rule ${rule} refused this request: ${reason}`,
+      'policy_denied',
+    );
+  }
+}
+
 export class ModelNotAllowedError extends SvcError {
   constructor(model: string) {
     super(`The model '${model}' is not in this workspace's allowedModels.`, { code: 'model_not_allowed', status: 403, type: 'permission_error', param: 'model' });

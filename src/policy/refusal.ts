@@ -12,7 +12,11 @@ export function refusalNotice(detector: string): string {
  * original's id, model and usage so clients and metering stay whole.
  */
 export function refusalResponse(kind: RouteKind, original: Json, detector: string): Json {
-  const text = refusalNotice(detector);
+  return noticeResponse(kind, original, refusalNotice(detector));
+}
+
+/** A response of the route's shape whose only content is `text`, in place of `original`. */
+export function noticeResponse(kind: RouteKind, original: Json, text: string): Json {
   const keep = { id: original.id, model: original.model, usage: original.usage };
   switch (kind) {
     case 'messages':

@@ -4,6 +4,8 @@ import { SvcError } from '../lib/errors.js';
 import type { Finding } from '../policy/inspect.js';
 import type { AttemptRecord } from './upstream-call.js';
 import type { AnomalyTrace, Enforcement, TraceRecord } from '../traces/trace.js';
+import type { ToolCallRecord } from './tool-calls-review.js';
+import type { ResponseRuleRecord } from './response-rules.js';
 import type { Usage } from '../traces/usage.js';
 import type { Wire } from '../upstream/target.js';
 import type { IntakeHeaders } from './intake.js';
@@ -79,6 +81,9 @@ export class Exchange {
   attempts: AttemptRecord[] = [];
   cache: 'hit' | 'miss' | null = null;
   anomaly: AnomalyTrace | null = null;
+  toolCalls: ToolCallRecord[] = [];
+  requestRule: TraceRecord['requestRule'] = null;
+  responseRule: ResponseRuleRecord | null = null;
 
   constructor(
     readonly res: HttpResponse,
@@ -265,6 +270,20 @@ export class Exchange {
     this.end();
   }
 
+  /** A tool call a rule refused: substituted (the agent was steered), or only recorded in shadow mode. */
+  recordToolCall(record: ToolCallRecord): void {
+    this.toolCalls.push(record);
+    if (!record.substituted) this.shadow = true;
+    else if (this.enforcement !== 'KILL') this.enforcement = 'HIJACK';
+  }
+
+  /** A response a rule refused: withheld (the request is killed), or only recorded in shadow mode. */
+  recordResponseRule(record: ResponseRuleRecord): void {
+    this.responseRule = record;
+    if (!record.withheld) this.shadow = true;
+    else this.enforcement = 'KILL';
+  }
+
   /** The trace record as it stands. */
   toTrace(): TraceRecord {
     return {
@@ -292,6 +311,9 @@ export class Exchange {
       attempts: this.attempts,
       cache: this.cache,
       anomaly: this.anomaly,
+      toolCalls: this.toolCalls,
+      requestRule: this.requestRule,
+      responseRule: this.responseRule,
     };
   }
 

@@ -15,6 +15,10 @@ import type { RetryHook } from './upstream-call.js';
 import { MAX_CACHED_BYTES, type CachedResponse } from './response-cache.js';
 import { dataLinesContaining, SseFramer } from './sse.js';
 import { annotateBody, StreamNoteTap, type JudgeText } from './response-notes.js';
+import { reviewResponseToolCalls } from './tool-calls.js';
+import { reviewResponse, type ResponseReview } from './response-rules.js';
+import type { ToolCallReview } from './tool-calls-review.js';
+import { ToolCallStreamGate } from './tool-calls-stream.js';
 
 /** Upstream response headers that must not be relayed (hop-by-hop, or recomputed by uWS). */
 const DROP_RESPONSE_HEADERS = new Set([
@@ -60,6 +64,10 @@ export interface RelayRequest {
   readonly inspect: (policy: PolicyConfig, parsed: unknown, raw: Buffer) => Promise<InspectionResult>;
   /** Asked before a failure that nothing of has reached the client goes to the client. */
   readonly retry: RetryHook;
+  /** Judges the tool calls the model emits; null when no judge is active (nothing is held). */
+  readonly toolCalls: ToolCallReview | null;
+  /** Judges a complete non-streamed response; null when no rule evaluates responses. */
+  readonly responseRules: ResponseReview | null;
   /** Receives a complete successful response as relayed, for the exact cache; null when not caching. */
   readonly cache: ((response: CachedResponse) => void) | null;
   /** Shown a complete non-streamed answer before the client; true when it was discarded and the model asked again. */
@@ -142,6 +150,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
   private framer: SseFramer | null = null;
   private redactor: StreamRedactor | null = null;
   private noteTap: StreamNoteTap | null = null;
+  private gate: ToolCallStreamGate | null = null;
   /** A stream's 200 waits for its first events: an error there can still be retried. */
   private streamBegun = false;
   private retryAfter: string | undefined;
@@ -180,6 +189,9 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
       this.framer = new SseFramer();
       if (this.req.responsePolicy !== null) this.redactor = new StreamRedactor(this.req.responsePolicy);
       if (this.req.notes !== null && statusCode === 200) this.noteTap = new StreamNoteTap(this.req.kind, this.req.notes);
+      if (this.req.toolCalls !== null) {
+        this.gate = ToolCallStreamGate.for(this.req.kind, this.req.toolCalls, (data) => this.release(data));
+      }
     } else {
       this.mode = 'buffer';
     }
@@ -246,16 +258,8 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
         if (rest !== null) this.forwardEvents(rest);
         this.finishRedaction();
         this.settleUsage();
-        if (this.noteTap === null) {
-          this.offerToCache(true);
-          this.ex.end();
-          return;
-        }
-        void this.noteTap.finish().then((tail) => {
-          this.forward(tail);
-          this.offerToCache(true);
-          this.ex.end();
-        });
+        if (this.gate === null && this.noteTap === null) this.endStream();
+        else void this.finishStream();
         return;
       }
       case 'buffer': {
@@ -264,14 +268,18 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
         Object.assign(this.usage, usageFromJsonBytes(body));
         this.settleUsage();
         if (this.req.reask?.(body) === true) return;
-        this.inspectResponse(body).then(
-          (relayed) => {
-            this.keepForCache(relayed);
-            this.offerToCache(false);
-            this.ex.reply(this.status, this.headers, relayed);
-          },
-          (err: SvcError) => this.ex.fail(err),
-        );
+        this.inspectPolicy(body)
+          .then((inspected) => this.reviewToolCalls(inspected))
+          .then((reviewed) => this.reviewText(reviewed))
+          .then((judged) => this.annotate(judged))
+          .then(
+            (relayed) => {
+              this.keepForCache(relayed);
+              this.offerToCache(false);
+              this.ex.reply(this.status, this.headers, relayed);
+            },
+            (err: SvcError) => this.ex.fail(err),
+          );
         return;
       }
       case 'passthrough':
@@ -308,6 +316,29 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     this.ex.begin(this.status, this.headers, controller);
   }
 
+  private endStream(): void {
+    this.offerToCache(true);
+    this.ex.end();
+  }
+
+  /** Stream events on their way out: through the tool-call gate when there is one. */
+  private emit(events: Buffer): void {
+    if (this.gate === null) this.release(events);
+    else this.gate.push(events);
+  }
+
+  /** Events the gate let through; the note tap holds back a stream's terminal events until its note is written. */
+  private release(events: Buffer): void {
+    this.forward(this.noteTap === null ? events : this.noteTap.observe(events));
+  }
+
+  /** Held tool calls are released or substituted first, then the note (if any) goes before the stream's end. */
+  private async finishStream(): Promise<void> {
+    if (this.gate !== null) await this.gate.finish();
+    if (this.noteTap !== null) this.forward(await this.noteTap.finish());
+    this.endStream();
+  }
+
   private forward(data: Buffer): void {
     this.keepForCache(data);
     this.ex.write(data);
@@ -323,7 +354,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
 
   /** Offers the complete response to the cache, unless it failed, was refused or grew too big. */
   private offerToCache(stream: boolean): void {
-    if (this.req.cache === null || this.status !== 200 || this.ex.error !== null || this.ex.enforcement === 'KILL') return;
+    if (this.req.cache === null || this.status !== 200 || this.ex.error !== null || this.ex.enforcement === 'KILL' || this.ex.enforcement === 'HIJACK') return;
     if (this.relayed === null || this.relayedBytes > MAX_CACHED_BYTES) return;
     const contentType = this.headers.find(([k]) => k === 'content-type')?.[1] ?? 'application/json';
     this.req.cache({
@@ -339,22 +370,20 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
   /** Complete SSE events: usage read, redaction applied, then relayed. */
   private forwardEvents(events: Buffer): void {
     for (const event of dataLinesContaining(events, '"usage"')) mergeUsageFromEvent(event, this.usage);
-    const relayed = this.noteTap === null ? events : this.noteTap.observe(events);
-    this.forward(this.redactor === null ? relayed : this.redactor.push(relayed));
+    this.emit(this.redactor === null ? events : this.redactor.push(events));
   }
 
   private finishRedaction(): void {
     if (this.redactor === null) return;
     const rest = this.redactor.finish();
-    if (rest !== null) this.forward(rest);
+    if (rest !== null) this.emit(rest);
     this.recordFindings(this.redactor.findings, this.redactor.blockedBy !== null);
   }
 
-  /** The body to relay for a complete response: as it came, redacted, annotated, or replaced by a refusal. */
-  private async inspectResponse(body: Buffer): Promise<Buffer> {
-    const inspected = await this.inspectPolicy(body);
+  /** Writes the decide rules' note into a complete successful response (never into a refusal). */
+  private annotate(body: Buffer): Buffer | Promise<Buffer> {
     const notes = this.req.notes;
-    return notes !== null && this.status === 200 && this.ex.enforcement !== 'KILL' ? annotateBody(this.req.kind, inspected, notes) : inspected;
+    return notes !== null && this.status === 200 && this.ex.enforcement !== 'KILL' ? annotateBody(this.req.kind, body, notes) : body;
   }
 
   private async inspectPolicy(body: Buffer): Promise<Buffer> {
@@ -371,6 +400,17 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     this.recordFindings(result.findings, result.verdict === 'blocked');
     if (result.verdict === 'blocked') return Buffer.from(JSON.stringify(refusalResponse(this.req.kind, parsed, result.blockedBy!.detector)));
     return result.body !== null ? Buffer.from(result.body) : body;
+  }
+
+  /** A complete response's tool calls put to the judges; refused ones substituted. */
+  private reviewToolCalls(body: Buffer): Promise<Buffer> | Buffer {
+    return this.req.toolCalls === null ? body : reviewResponseToolCalls(this.req.kind, body, this.req.toolCalls);
+  }
+
+  /** A complete response put to the rules that evaluate responses; a refused one replaced by a notice. */
+  private reviewText(body: Buffer): Promise<Buffer> | Buffer {
+    if (this.req.responseRules === null) return body;
+    return reviewResponse(this.req.kind, body, this.req.responseRules, (record) => this.ex.recordResponseRule(record));
   }
 
   private recordFindings(findings: readonly Finding[], blocked: boolean): void {

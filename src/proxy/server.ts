@@ -6,6 +6,7 @@ import {
   NotFoundError,
   PayloadTooLargeError,
   PolicyBlockedError,
+  RuleDeniedError,
   ShuttingDownError,
   SvcError,
   UnsupportedMediaTypeError,
@@ -35,6 +36,12 @@ import { upstreamRequestHeaders } from './forward-headers.js';
 import { isJsonContentType, readBody, readHeaders } from './intake.js';
 import { RelayHandler, type RelayRequest } from './relay.js';
 import { AnomalyResponder, type AnomalyPlan } from './anomaly-response.js';
+import type { ToolCallJudge } from '../policy/tool-judge.js';
+import { WasmRules } from '../policy/wasm/wasm-rules.js';
+import { wasmDir } from '../policy/wasm/rule-files.js';
+import { carriesToolCalls } from './tool-calls.js';
+import { ToolCallReview } from './tool-calls-review.js';
+import type { ResponseReview } from './response-rules.js';
 import { PROVIDER_ROUTES, type ProviderRoute } from './routes.js';
 import type { DecideRuntime } from '../decide/runtime.js';
 import { answerDecisionTraffic, DECISION_ROUTES, type DecisionRoute } from './decisions.js';
@@ -99,6 +106,9 @@ export class ProxyServer implements ExchangeHooks {
   private readonly env: NodeJS.ProcessEnv;
   private readonly engine: PolicyEngine;
   private readonly anomalies = new AnomalyResponder();
+  private readonly wasmRules: WasmRules;
+  /** Everything that judges the tool calls a model emits, asked in this order. */
+  private readonly toolJudges: readonly ToolCallJudge[];
   port = 0;
 
   constructor(private readonly options: ProxyServerOptions) {
@@ -110,6 +120,9 @@ export class ProxyServer implements ExchangeHooks {
       workerUrl: options.policyWorkerUrl,
     });
     this.active = this.activate(options.config);
+    const { dir, ...wasm } = options.config.wasm;
+    this.wasmRules = new WasmRules({ ...wasm, dir: wasmDir(this.env, dir), threads: options.threads, logger: options.logger });
+    this.toolJudges = options.decide === undefined ? [this.wasmRules] : [this.wasmRules, options.decide.tools];
     if (options.config.openMode && !isLoopback(options.host)) {
       throw new ConfigError(`no virtual key is configured: the proxy runs open and may only bind a loopback address, not ${options.host}`);
     }
@@ -157,7 +170,8 @@ export class ProxyServer implements ExchangeHooks {
     return this.inflight.size;
   }
 
-  listen(): Promise<number> {
+  async listen(): Promise<number> {
+    await this.wasmRules.start();
     return new Promise((resolve, reject) => {
       this.app.listen(this.options.host, this.options.port, (socket) => {
         if (!socket) {
@@ -192,6 +206,7 @@ export class ProxyServer implements ExchangeHooks {
     await this.pools.close();
     await this.engine.close();
     await this.options.decide?.close();
+    await this.wasmRules.close();
     await this.options.store.close();
     await this.options.sink.close();
   }
@@ -286,15 +301,17 @@ export class ProxyServer implements ExchangeHooks {
         now: this.now(),
       });
       ex.metered = true;
-      // The policy version is part of the key: an answer inspected under another policy is not reused.
+      // The policy version and the WASM rules are part of the key: an answer judged under others is not reused.
       const cacheKey =
         config.settings.featureFlags?.ff_response_cache_exact === true && isCacheable(envelope.data)
-          ? exactCacheKey(`${route.kind}@${policy.version}`, envelope.data)
+          ? exactCacheKey(`${route.kind}@${policy.version}@${this.wasmRules.generation}`, envelope.data)
           : null;
-      const [inspection, budget, cached] = await Promise.all([
+      const caller = { workspace: ex.workspace, model, harness: ex.headers.harness, session: ex.headers.session };
+      const [inspection, budget, cached, ruling] = await Promise.all([
         this.engine.inspect(policy, body, raw),
         reservation,
         cacheKey === null ? undefined : this.options.store.cacheGet(ex.workspace, cacheKey),
+        this.wasmRules.judgeRequest(body, caller),
       ]);
       if (ex.gone) return;
       ex.extraHeaders = budgetHeaders(budget.budget, config.caps);
@@ -304,6 +321,14 @@ export class ProxyServer implements ExchangeHooks {
       if (inspection.verdict === 'blocked') {
         ex.enforcement = 'KILL';
         throw policyRefusal(inspection.blockedBy!);
+      }
+      if (ruling !== null && ruling.action !== 'allow') {
+        ex.requestRule = { rule: ruling.rule!, action: ruling.action, reason: ruling.reason };
+        if (policy.shadow) ex.shadow = true;
+        else {
+          ex.enforcement = 'KILL';
+          throw new RuleDeniedError(ruling.rule!, ruling.action, ruling.reason);
+        }
       }
       const anomaly = this.anomalies.plan(ex, route.kind, policy, inspection, inspection.body ?? raw);
       // A steered or reasked request is not the request the cached answer was given to.
@@ -337,6 +362,13 @@ export class ProxyServer implements ExchangeHooks {
         responsePolicy: route.inspectsResponse && Object.keys(policy.pii).length > 0 ? policy : null,
         cache: anomaly.steered === null ? cache : null,
         notes: responseNotesFor(this.options.decide ?? null, ex, route, policy.shadow, this.options.logger),
+        toolCalls: carriesToolCalls(route.kind)
+          ? ToolCallReview.of(this.toolJudges, { ...caller, traceId: ex.id }, { shadow: policy.shadow, record: (r) => ex.recordToolCall(r) })
+          : null,
+        responseRules:
+          route.inspectsResponse && this.wasmRules.judgesResponses
+            ? { shadow: policy.shadow, judge: (parsed: unknown) => this.wasmRules.judgeResponse(parsed, caller) }
+            : null,
       };
       const reasked = anomalyReaskBody(anomaly, model);
       new UpstreamCall(ex, targets, retry, (target, hook) => {
@@ -408,6 +440,8 @@ export class ProxyServer implements ExchangeHooks {
       cache: ((response: CachedResponse) => void) | null;
       reask?: ((answer: Buffer) => boolean) | null;
       notes: RelayRequest['notes'];
+      toolCalls: ToolCallReview | null;
+      responseRules: ResponseReview | null;
     },
     hook: RetryHook,
   ): void {
@@ -429,6 +463,8 @@ export class ProxyServer implements ExchangeHooks {
       cache: request.cache,
       reask: request.reask ?? null,
       notes: request.notes,
+      toolCalls: request.toolCalls,
+      responseRules: request.responseRules,
     });
     this.pools.get(prepared.upstream.origin).dispatch(
       {
@@ -476,6 +512,7 @@ export class ProxyServer implements ExchangeHooks {
       workers: this.engine.state(),
       // The embedded memory store is "no key-value store configured".
       store: storeHealth(this.options.store),
+      wasm: this.wasmRules.health(),
     });
   }
 

@@ -2,6 +2,8 @@ import type { Finding } from '../policy/inspect.js';
 import type { AnomalyMode, AnomalyResponse } from '../policy/anomaly/anomaly-policy.js';
 import type { TracedAnomalyFinding } from '../policy/anomaly/guard.js';
 import type { AttemptRecord } from '../proxy/upstream-call.js';
+import type { ToolCallRecord } from '../proxy/tool-calls-review.js';
+import type { ResponseRuleRecord } from '../proxy/response-rules.js';
 
 /** What the anomaly detectors found over the request's tool-call history, and what the gateway did. */
 export interface AnomalyTrace {
@@ -58,4 +60,10 @@ export interface TraceRecord {
   anomaly: AnomalyTrace | null;
   /** The exact response cache's part: `hit`, `miss`, or null when it was not consulted. */
   cache: 'hit' | 'miss' | null;
+  /** Tool calls the model emitted that a rule refused, each substituted by a notice (enforcement HIJACK). */
+  toolCalls: readonly ToolCallRecord[];
+  /** The WASM rule that refused the request itself, when one did. */
+  requestRule: { readonly rule: string; readonly action: 'block' | 'hold'; readonly reason: string } | null;
+  /** The WASM rule that refused a (non-streamed) response, when one did. */
+  responseRule: ResponseRuleRecord | null;
 }

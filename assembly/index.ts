@@ -1,0 +1,20 @@
+// The default rule (`svc policy compile` with no --src): the three example checks in one module.
+// Each also compiles alone from assembly/rules/.
+import { checkDestructiveShell } from "./checks/destructive-shell";
+import { checkForcePush } from "./checks/force-push";
+import { checkLatestImage } from "./checks/latest-image";
+import { Kinds, Verdict } from "./sdk";
+export { svc_abi_version } from "./sdk";
+
+/** Only tool calls: requests never pay for this rule. */
+export function svc_kinds(): i32 {
+  return Kinds.ToolCall;
+}
+
+export function svc_evaluate(): i32 {
+  let verdict = checkDestructiveShell();
+  if (verdict != Verdict.Allow) return verdict;
+  verdict = checkLatestImage();
+  if (verdict != Verdict.Allow) return verdict;
+  return checkForcePush();
+}

@@ -1,0 +1,12 @@
+import { checkDestructiveShell } from "../checks/destructive-shell";
+import { Kinds } from "../sdk";
+export { svc_abi_version } from "../sdk";
+
+/** Only tool calls: requests never pay for this rule. */
+export function svc_kinds(): i32 {
+  return Kinds.ToolCall;
+}
+
+export function svc_evaluate(): i32 {
+  return checkDestructiveShell();
+}

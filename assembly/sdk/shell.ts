@@ -1,0 +1,160 @@
+// A small POSIX-shell word splitter, so rules match commands whatever separates their words:
+// spaces, tabs, line continuations, quotes and inline comments.
+
+const SPACE: i32 = 0x20;
+const TAB: i32 = 0x09;
+const LF: i32 = 0x0a;
+const CR: i32 = 0x0d;
+const BACKSLASH: i32 = 0x5c;
+const SINGLE_QUOTE: i32 = 0x27;
+const DOUBLE_QUOTE: i32 = 0x22;
+const HASH: i32 = 0x23;
+
+function isBlank(c: i32): bool {
+  return c == SPACE || c == TAB || c == CR;
+}
+
+/** `;`, `&`, `|`, `(`, `)` and a new line end a simple command. */
+function isCommandSeparator(c: i32): bool {
+  return c == 0x3b || c == 0x26 || c == 0x7c || c == 0x28 || c == 0x29 || c == LF;
+}
+
+function isPlain(c: i32): bool {
+  return !(isBlank(c) || isCommandSeparator(c) || c == BACKSLASH || c == SINGLE_QUOTE || c == DOUBLE_QUOTE);
+}
+
+/**
+ * The simple commands of a shell command line, each as its words with quotes removed:
+ * `sudo  rm\t-rf \\\n / # gone` gives [["sudo", "rm", "-rf", "/"]]. Plain runs of characters are
+ * taken as one substring, so a typical command costs a handful of allocations.
+ */
+export function commands(line: string): string[][] {
+  const out = new Array<string[]>();
+  let current = new Array<string>();
+  let word = "";
+  let inWord = false;
+  const n = line.length;
+  let i = 0;
+  while (i < n) {
+    const c = line.charCodeAt(i);
+    if (isPlain(c)) {
+      if (c == HASH && !inWord) {
+        while (i < n && line.charCodeAt(i) != LF) i++;
+        continue;
+      }
+      let j = i + 1;
+      while (j < n && isPlain(line.charCodeAt(j))) j++;
+      word = inWord ? word + line.substring(i, j) : line.substring(i, j);
+      inWord = true;
+      i = j;
+      continue;
+    }
+    if (c == BACKSLASH && i + 1 < n) {
+      const next = line.charCodeAt(i + 1);
+      i += 2;
+      if (next == LF) continue;
+      if (next == CR && i < n && line.charCodeAt(i) == LF) {
+        i++;
+        continue;
+      }
+      word += String.fromCharCode(next);
+      inWord = true;
+      continue;
+    }
+    if (c == SINGLE_QUOTE) {
+      let j = line.indexOf("'", i + 1);
+      if (j < 0) j = n;
+      word += line.substring(i + 1, j);
+      inWord = true;
+      i = j + 1;
+      continue;
+    }
+    if (c == DOUBLE_QUOTE) {
+      let j = i + 1;
+      let from = j;
+      while (j < n && line.charCodeAt(j) != DOUBLE_QUOTE) {
+        if (line.charCodeAt(j) == BACKSLASH && j + 1 < n) {
+          word += line.substring(from, j);
+          from = j + 1;
+          j += 2;
+          continue;
+        }
+        j++;
+      }
+      word += line.substring(from, j);
+      inWord = true;
+      i = j + 1;
+      continue;
+    }
+    // A blank or a command separator ends the word.
+    if (inWord) {
+      current.push(word);
+      word = "";
+      inWord = false;
+    }
+    if (isCommandSeparator(c) && current.length > 0) {
+      out.push(current);
+      current = new Array<string>();
+    }
+    i++;
+  }
+  if (inWord) current.push(word);
+  if (current.length > 0) out.push(current);
+  return out;
+}
+
+/** All words of a command line, across its simple commands. */
+export function words(line: string): string[] {
+  const out = new Array<string>();
+  const all = commands(line);
+  for (let i = 0; i < all.length; i++) {
+    const cmd = all[i];
+    for (let j = 0; j < cmd.length; j++) out.push(cmd[j]);
+  }
+  return out;
+}
+
+/** The last path component: `/usr/bin/rm` → `rm`. */
+export function baseName(word: string): string {
+  const slash = word.lastIndexOf("/");
+  return slash < 0 ? word : word.substring(slash + 1);
+}
+
+/** Whether `option` of the wrapper `wrapper` takes the next word as its value (`sudo -u root`). */
+function takesValue(wrapper: string, option: string): bool {
+  if (wrapper == "sudo") return option == "-u" || option == "-g" || option == "-C" || option == "-D" || option == "-h" || option == "-p" || option == "-r" || option == "-t" || option == "-U" || option == "-T";
+  if (wrapper == "doas") return option == "-u" || option == "-C";
+  if (wrapper == "env") return option == "-u" || option == "-C" || option == "-S";
+  if (wrapper == "nice") return option == "-n";
+  if (wrapper == "xargs") return option == "-I" || option == "-L" || option == "-n" || option == "-P" || option == "-s" || option == "-d" || option == "-E" || option == "-a";
+  if (wrapper == "time") return option == "-o" || option == "-f";
+  return false;
+}
+
+function isWrapper(word: string): bool {
+  return word == "sudo" || word == "doas" || word == "env" || word == "nohup" || word == "xargs" || word == "command" || word == "exec" || word == "time" || word == "nice";
+}
+
+/**
+ * The command a simple command runs once wrappers are skipped (`sudo -u x`, `env A=b`, `nohup`,
+ * `xargs -n 1`, `command`, `exec`, `time`, `nice -n 5`, `VAR=value`): its index in `cmd`, or -1.
+ */
+export function commandStart(cmd: string[]): i32 {
+  let i = 0;
+  while (i < cmd.length) {
+    const w = baseName(cmd[i]);
+    if (isWrapper(w)) {
+      i++;
+      while (i < cmd.length && (cmd[i].startsWith("-") || cmd[i].includes("="))) {
+        i += takesValue(w, cmd[i]) ? 2 : 1;
+      }
+      continue;
+    }
+    if (cmd[i].includes("=") && !cmd[i].startsWith("-")) {
+      i++;
+      continue;
+    }
+    return i;
+  }
+  return -1;
+}

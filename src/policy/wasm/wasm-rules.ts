@@ -1,0 +1,128 @@
+import type { Logger } from '../../lib/logger.js';
+import type { WasmRulesConfig } from '../../config/proxy-config.js';
+import type { ToolCall, ToolCallContext, ToolCallJudge, ToolVerdict } from '../tool-judge.js';
+import type { RuleContext } from './abi.js';
+import { requestText, responseText } from './call-text.js';
+import { RuleDirectory, type FailedRule, type LoadedRule } from './rule-directory.js';
+import { WasmRuleRunner, type RuleDecision, type RuleRunnerState } from './runner.js';
+
+export interface WasmRulesOptions extends Omit<WasmRulesConfig, 'dir'> {
+  /** The folder, resolved (see `wasmDir`). */
+  readonly dir: string;
+  readonly threads: number;
+  readonly logger: Logger;
+}
+
+export interface WasmRulesHealth {
+  readonly dir: string;
+  readonly rules: ReadonlyArray<LoadedRule>;
+  /** Files in the folder that did not load, and why. */
+  readonly failed: readonly FailedRule[];
+  readonly failurePolicy: 'closed' | 'open';
+  readonly deadlineMs: number;
+  readonly runner: RuleRunnerState | null;
+}
+
+/** Who is asking, besides the call itself. */
+export type CallerContext = Omit<ToolCallContext, 'traceId'>;
+
+const PAGE_BYTES = 65536;
+
+/**
+ * The installed WASM rules of this proxy: the watched folder, and the worker pool they run in
+ * (started only once a rule is installed, so a proxy without rules pays nothing).
+ */
+export class WasmRules implements ToolCallJudge {
+  private readonly directory: RuleDirectory;
+  private runnerInstance: WasmRuleRunner | null = null;
+
+  constructor(private readonly options: WasmRulesOptions) {
+    this.directory = new RuleDirectory({
+      dir: options.dir,
+      rescanMs: options.rescanMs,
+      logger: options.logger,
+      check: (set) => this.runner().check(set),
+    });
+  }
+
+  start(): Promise<void> {
+    return this.directory.start();
+  }
+
+  /** Whether any loaded rule evaluates tool calls (the relay holds none otherwise). */
+  get active(): boolean {
+    return this.directory.forKind('tool_call') !== null;
+  }
+
+  /** Rescans the folder now (the watcher and the periodic rescan do this on their own). */
+  rescan(): Promise<void> {
+    return this.directory.rescan();
+  }
+
+  /** The rules' verdict on a request body, or null when no rule is installed. */
+  async judgeRequest(body: unknown, caller: CallerContext): Promise<RuleDecision | null> {
+    const set = this.directory.forKind('request');
+    if (set === null) return null;
+    return this.runner().evaluate(set, { kind: 'request', toolName: null, toolArguments: null, text: requestText(body), ...fields(caller) });
+  }
+
+  /** The rules' verdict on a complete response's text, or null when no rule evaluates responses (or it has no text). */
+  async judgeResponse(body: unknown, caller: CallerContext): Promise<RuleDecision | null> {
+    const set = this.directory.forKind('response');
+    if (set === null) return null;
+    const text = responseText(body);
+    if (text === null) return null;
+    return this.runner().evaluate(set, { kind: 'response', toolName: null, toolArguments: null, text, ...fields(caller) });
+  }
+
+  /** Identifies the loaded rules ('' when none): an answer judged under other rules must not be replayed. */
+  get generation(): string {
+    return this.directory.generation;
+  }
+
+  /** Whether any loaded rule evaluates responses. */
+  get judgesResponses(): boolean {
+    return this.directory.forKind('response') !== null;
+  }
+
+  async judge(calls: readonly ToolCall[], ctx: ToolCallContext): Promise<readonly ToolVerdict[]> {
+    const set = this.directory.forKind('tool_call');
+    if (set === null) return calls.map(() => ({ action: 'allow' }));
+    const runner = this.runner();
+    const decisions = await Promise.all(
+      calls.map((call) => runner.evaluate(set, { kind: 'tool_call', toolName: call.name, toolArguments: call.arguments, text: null, ...fields(ctx) })),
+    );
+    return decisions.map((d): ToolVerdict => (d.action === 'allow' ? { action: 'allow' } : { action: d.action, reason: d.reason, rule: d.rule!, source: 'wasm' }));
+  }
+
+  health(): WasmRulesHealth {
+    return {
+      dir: this.options.dir,
+      rules: this.directory.loaded,
+      failed: this.directory.failed,
+      failurePolicy: this.options.failurePolicy,
+      deadlineMs: this.options.deadlineMs,
+      runner: this.runnerInstance?.state() ?? null,
+    };
+  }
+
+  async close(): Promise<void> {
+    this.directory.close();
+    await this.runnerInstance?.close();
+  }
+
+  private runner(): WasmRuleRunner {
+    this.runnerInstance ??= new WasmRuleRunner({
+      threads: this.options.threads,
+      deadlineMs: this.options.deadlineMs,
+      memoryCapPages: Math.floor((this.options.memoryMaxMb * 1024 * 1024) / PAGE_BYTES),
+      failurePolicy: this.options.failurePolicy,
+      logger: this.options.logger,
+    });
+    return this.runnerInstance;
+  }
+}
+
+function fields(c: CallerContext): Pick<RuleContext, 'model' | 'harness' | 'session' | 'workspace'> {
+  return { model: c.model, harness: c.harness, session: c.session, workspace: c.workspace };
+}

@@ -1,0 +1,147 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { compileRule } from '../../src/policy/wasm/compile.js';
+import { CLI } from './proxy.js';
+
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+export const ASSEMBLY = fileURLToPath(new URL('../../assembly/', import.meta.url));
+
+/** Rules written only for tests, each a misbehaviour the host must survive. */
+const TEST_RULES = {
+  /** Spins forever on a `spin` tool call, allows everything else. */
+  'infinite-loop': `
+import { toolName } from "SDK";
+export { svc_abi_version } from "SDK";
+let n: i32 = 0;
+export function svc_evaluate(): i32 {
+  if (toolName() == "spin") while (true) n++;
+  return 0;
+}`,
+  /** Never finishes instantiating: its top-level code loops. */
+  'loops-at-start': `
+export { svc_abi_version } from "SDK";
+let n: i32 = 0;
+while (n >= 0) n = (n + 1) & 0xffff;
+export function svc_evaluate(): i32 { return n; }`,
+  /** Traps on every evaluation. */
+  trap: `
+export { svc_abi_version } from "SDK";
+export function svc_evaluate(): i32 {
+  unreachable();
+  return 0;
+}`,
+  /** Speaks an ABI from the future. */
+  'wrong-abi': `
+export function svc_abi_version(): i32 { return 99; }
+export function svc_evaluate(): i32 { return 0; }`,
+  /** Blocks everything (so it cannot be installed; tests write it into the folder directly). */
+  'block-everything': `
+import { block } from "SDK";
+export { svc_abi_version } from "SDK";
+export function svc_evaluate(): i32 {
+  return block("this rule blocks everything");
+}`,
+  /** Refuses requests whose last message asks to drop a database. */
+  'no-drop-database': `
+import { allow, block, Kind, kind, text } from "SDK";
+export { svc_abi_version } from "SDK";
+export function svc_evaluate(): i32 {
+  if (kind() == Kind.Request && text().toUpperCase().includes("DROP DATABASE")) return block("dropping a database is not allowed");
+  return allow();
+}`,
+  /** Withholds answers that quote a classified document; evaluates responses only. */
+  'response-guard': `
+import { allow, block, Kinds, text } from "SDK";
+export { svc_abi_version } from "SDK";
+export function svc_kinds(): i32 { return Kinds.Response; }
+export function svc_evaluate(): i32 {
+  return text().includes("TOP SECRET") ? block("the answer quotes a classified document") : allow();
+}`,
+  /** Allocates without bound on a \`hog\` tool call. */
+  'memory-hog': `
+import { toolName } from "SDK";
+export { svc_abi_version } from "SDK";
+const keep = new Array<ArrayBuffer>();
+export function svc_evaluate(): i32 {
+  if (toolName() == "hog") while (true) keep.push(new ArrayBuffer(1 << 20));
+  return 0;
+}`,
+} as const;
+
+export type ExampleRule = 'index' | 'destructive-shell' | 'latest-image' | 'force-push';
+export type TestRule = keyof typeof TEST_RULES;
+
+/** Compiles rules with asc into a temp folder removed when the test ends; returns each module's path. */
+export async function compileRules<N extends ExampleRule | TestRule>(t: Teardown, names: readonly N[]): Promise<Record<N, string>> {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-wasm-rules-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const out = {} as Record<N, string>;
+  for (const name of names) {
+    let src: string;
+    if (name in TEST_RULES) {
+      src = join(dir, `${name}.ts`);
+      const sdk = relative(dir, join(ASSEMBLY, 'sdk/index')).replace(/\\\\/g, '/');
+      await writeFile(src, TEST_RULES[name as TestRule].replaceAll('"SDK"', JSON.stringify(sdk)));
+    } else {
+      src = name === 'index' ? join(ASSEMBLY, 'index.ts') : join(ASSEMBLY, 'rules', `${name}.ts`);
+    }
+    out[name] = join(dir, `${name}.wasm`);
+    await compileRule({ src, out: out[name], debug: false });
+  }
+  return out;
+}
+
+/**
+ * Compiles a test rule the way `svc policy compile` does, except that the module keeps its own
+ * memory instead of importing it (as a module built by other means might).
+ */
+export async function compileWithOwnMemory(t: Teardown, name: TestRule): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-wasm-own-memory-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const src = join(dir, `${name}.ts`);
+  const sdk = relative(dir, join(ASSEMBLY, 'sdk/index')).replace(/\\/g, '/');
+  await writeFile(src, TEST_RULES[name].replaceAll('"SDK"', JSON.stringify(sdk)));
+  const out = join(dir, `${name}.wasm`);
+  const { default: asc } = await import('assemblyscript/asc');
+  const result = await asc.main([src, '--outFile', out, '--runtime', 'incremental', '-O3']);
+  if (result.error) throw result.error;
+  return out;
+}
+
+/** A tool call's context, as `svc policy test --mock` takes it. */
+export function shellCall(command: string, toolName = 'bash') {
+  return {
+    kind: 'tool_call' as const,
+    toolName,
+    toolArguments: JSON.stringify({ command }),
+    model: 'gpt-4o-mini',
+    harness: null,
+    session: null,
+    workspace: 'local',
+    text: null,
+  };
+}
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real `svc` command from dist/ with the given environment. */
+export async function svc(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
