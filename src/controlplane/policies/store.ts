@@ -72,8 +72,10 @@ export async function livePolicy(q: Queryable, workspaceId: string, policyId: st
   return policyView(row);
 }
 
+/** Every version of a policy, newest first; a deleted policy's history stays readable for audit. */
 export async function policyVersions(q: Queryable, workspaceId: string, policyId: string) {
-  await livePolicy(q, workspaceId, policyId);
+  const [known] = await q.query('SELECT 1 FROM policies WHERE workspace_id = $1 AND id = $2', [workspaceId, policyId]);
+  if (known === undefined) throw new NotFoundError(`No policy ${policyId} in this workspace.`);
   const rows = await q.query<VersionRow>(
     'SELECT version, name, description, decide_rules, change, member_id, created_at FROM policy_versions WHERE policy_id = $1 ORDER BY version DESC',
     [policyId],

@@ -65,7 +65,7 @@ export const policyRoutes: Route[] = [
   route.authed('OAE', {
     method: 'GET',
     path: '/policies/:policyId/versions',
-    summary: 'Every version of a live policy, newest first',
+    summary: 'Every version of a policy, newest first (kept after it is deleted)',
     handler: async ({ services, principal, params }) => ({
       body: { policyId: params.policyId, versions: await policyVersions(services.db, principal.workspaceId, params.policyId!) },
     }),
