@@ -57,10 +57,11 @@ export async function connectControlPlane(opts: ControlPlaneLinkOptions): Promis
     heartbeatIntervalMs: opts.heartbeatIntervalMs,
     async apply(document) {
       const next = runtimeConfigFromDocument(document, opts.local);
-      const wasm = await materializeWasmRules(wasmDir(process.env, next.wasm.dir), document.config.wasmRules);
-      if (wasm.written.length + wasm.removed.length > 0) opts.logger.info({ version: document.version, ...wasm }, 'WASM rules from the control plane installed');
+      // The decide runtime is the part most likely to fail (a damaged pins file): built before any rule file is written.
       await server?.setConfig(next);
       config = next;
+      const wasm = await materializeWasmRules(wasmDir(process.env, next.wasm.dir), document.config.wasmRules);
+      if (wasm.written.length + wasm.removed.length > 0) opts.logger.info({ version: document.version, ...wasm }, 'WASM rules from the control plane installed');
     },
     heartbeat: () => ({ inflight: server?.inflightCount ?? 0, tracesSpilled: spill.size, tracesDropped: shipper.droppedCount }),
     logger: opts.logger,

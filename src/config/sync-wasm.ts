@@ -19,7 +19,7 @@ export interface WasmSyncResult {
 export async function materializeWasmRules(dir: string, rules: GatewayConfigDocument['config']['wasmRules']): Promise<WasmSyncResult> {
   await mkdir(dir, { recursive: true });
   const wanted = new Map(rules.map((r) => [ruleFileName(r.priority, PREFIX + r.name), r]));
-  const present = (await readdir(dir)).filter((file) => parseRuleFileName(file)?.name.startsWith(PREFIX) === true);
+  const present = (await readdir(dir)).filter((file) => parseRuleFileName(file)?.name.startsWith(PREFIX) === true).sort();
   const result: WasmSyncResult = { written: [], removed: [] };
   for (const [file, rule] of wanted) {
     const path = join(dir, file);
