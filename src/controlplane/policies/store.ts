@@ -1,5 +1,5 @@
 import { recordConfigChange } from '../audit.js';
-import type { Queryable } from '../db/database.js';
+import { isUniqueViolation, type Queryable } from '../db/database.js';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { PolicyContent } from './content.js';
@@ -89,13 +89,15 @@ export async function policyVersion(q: Queryable, policyId: string, version: num
   return { name: row.name, description: row.description, decide_rules: row.decide_rules };
 }
 
+const nameTaken = (name: string) => new ConflictError('POLICY_NAME_EXISTS', `A policy named '${name}' already exists in this workspace.`);
+
 /**
  * Refuses content another live policy would clash with: the same name, or a decide rule id it
  * already uses (a gateway loads all of them together, and a rule id names one rule there).
  */
 async function checkClashes(tx: Queryable, workspaceId: string, content: PolicyContent, selfId: string | null): Promise<void> {
   const others = (await livePolicies(tx, workspaceId)).filter((p) => p.id !== selfId);
-  if (others.some((p) => p.name === content.name)) throw new ConflictError('POLICY_NAME_EXISTS', `A policy named '${content.name}' already exists in this workspace.`);
+  if (others.some((p) => p.name === content.name)) throw nameTaken(content.name);
   const owners = new Map(others.flatMap((p) => p.decide_rules.map((r) => [r.id, p.name] as const)));
   const issues = content.decide_rules.flatMap((r, i) =>
     owners.has(r.id) ? [{ path: `decide_rules.${i}.id`, message: `'${r.id}' is already used by policy '${owners.get(r.id)}'` }] : [],
@@ -114,17 +116,21 @@ export async function writePolicyContent(
   const before = policyId === null ? null : await livePolicy(tx, actor.workspaceId, policyId);
   await checkClashes(tx, actor.workspaceId, content, policyId);
   const rules = JSON.stringify(content.decide_rules);
-  const [row] =
+  const write =
     policyId === null
-      ? await tx.query<PolicyRow>(
+      ? tx.query<PolicyRow>(
           `INSERT INTO policies (id, workspace_id, name, description, decide_rules, version) VALUES ($1, $2, $3, $4, $5, 1) RETURNING ${COLUMNS}`,
           [newId.policy(), actor.workspaceId, content.name, content.description, rules],
         )
-      : await tx.query<PolicyRow>(
+      : tx.query<PolicyRow>(
           `UPDATE policies SET name = $3, description = $4, decide_rules = $5, version = version + 1, updated_at = now()
            WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${COLUMNS}`,
           [actor.workspaceId, policyId, content.name, content.description, rules],
         );
+  const [row] = await write.catch((err: unknown) => {
+    if (isUniqueViolation(err)) throw nameTaken(content.name);
+    throw err;
+  });
   await tx.query('INSERT INTO policy_versions (policy_id, version, name, description, decide_rules, change, member_id) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
     row!.id,
     row!.version,

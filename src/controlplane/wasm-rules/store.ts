@@ -1,6 +1,6 @@
 import { sha256 } from '../../policy/wasm/rule-files.js';
 import { recordConfigChange } from '../audit.js';
-import type { Queryable } from '../db/database.js';
+import { isUniqueViolation, type Queryable } from '../db/database.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { newId } from '../ids.js';
 
@@ -51,9 +51,11 @@ export async function wasmRule(q: Queryable, workspaceId: string, ruleId: string
   return wasmRuleView(row, withWasm);
 }
 
+const nameTaken = (name: string) => new ConflictError('WASM_RULE_NAME_EXISTS', `A WASM rule named '${name}' already exists in this workspace.`);
+
 async function refuseTakenName(tx: Queryable, workspaceId: string, name: string, selfId: string | null): Promise<void> {
   const [taken] = await tx.query<{ id: string }>('SELECT id FROM wasm_rules WHERE workspace_id = $1 AND name = $2', [workspaceId, name]);
-  if (taken !== undefined && taken.id !== selfId) throw new ConflictError('WASM_RULE_NAME_EXISTS', `A WASM rule named '${name}' already exists in this workspace.`);
+  if (taken !== undefined && taken.id !== selfId) throw nameTaken(name);
 }
 
 type Actor = { workspaceId: string; memberId: string };
@@ -65,17 +67,21 @@ export async function writeWasmRule(tx: Queryable, actor: Actor, ruleId: string 
   const before = ruleId === null ? null : await wasmRule(tx, actor.workspaceId, ruleId, false);
   await refuseTakenName(tx, actor.workspaceId, content.name, ruleId);
   const values = [content.name, content.priority, sha256(content.bytes), content.bytes.length, Buffer.from(content.bytes).toString('base64')];
-  const [row] =
+  const write =
     ruleId === null
-      ? await tx.query<WasmRuleRow>(
+      ? tx.query<WasmRuleRow>(
           `INSERT INTO wasm_rules (id, workspace_id, name, priority, sha256, size, wasm_base64) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
           [newId.wasmRule(), actor.workspaceId, ...values],
         )
-      : await tx.query<WasmRuleRow>(
+      : tx.query<WasmRuleRow>(
           `UPDATE wasm_rules SET name = $3, priority = $4, sha256 = $5, size = $6, wasm_base64 = $7, updated_at = now()
            WHERE workspace_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
           [actor.workspaceId, ruleId, ...values],
         );
+  const [row] = await write.catch((err: unknown) => {
+    if (isUniqueViolation(err)) throw nameTaken(content.name);
+    throw err;
+  });
   const after = wasmRuleView(row!, false);
   await recordConfigChange(tx, { ...actor, key: `wasmRules.${after.id}`, action: ruleId === null ? 'create' : 'update', before: brief(before), after: brief(after) });
   return after;
