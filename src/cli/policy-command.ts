@@ -7,7 +7,7 @@ import { ConfigError } from '../lib/errors.js';
 import { ruleContextSchema } from '../policy/wasm/abi.js';
 import { compileRule } from '../policy/wasm/compile.js';
 import { admitRule, evaluateModule, RuleModuleError } from '../policy/wasm/module-check.js';
-import { DEFAULT_PRIORITY, readRuleFiles, RULE_NAME, ruleFileName, sha256, wasmDir } from '../policy/wasm/rule-files.js';
+import { CONTROL_PLANE_PREFIX, DEFAULT_PRIORITY, readRuleFiles, RULE_NAME, ruleFileName, sha256, wasmDir } from '../policy/wasm/rule-files.js';
 import type { RuleDecision } from '../policy/wasm/runner.js';
 
 /** Exit codes of `svc policy test`: the verdict, so scripts can branch on it. */
@@ -78,6 +78,7 @@ async function install(flags: unknown): Promise<void> {
   const opts = parseFlags(installFlags, flags);
   const name = opts.name ?? basename(opts.wasm).replace(/\.wasm$/, '').replace(/[^A-Za-z0-9._-]/g, '_');
   if (!RULE_NAME.test(name)) throw new ConfigError(`cannot derive a rule name from ${opts.wasm}; pass --name`);
+  if (name.startsWith(CONTROL_PLANE_PREFIX)) throw new ConfigError(`not installed: names starting with ${CONTROL_PLANE_PREFIX} are kept for rules from the control plane; pass another --name`);
   const bytes = await readBytes(opts.wasm, 'rule');
   try {
     await admitRule(bytes, name);

@@ -1,10 +1,7 @@
 import { mkdir, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseRuleFileName, ruleFileName, sha256 } from '../policy/wasm/rule-files.js';
+import { CONTROL_PLANE_PREFIX as PREFIX, parseRuleFileName, ruleFileName, sha256 } from '../policy/wasm/rule-files.js';
 import type { GatewayConfigDocument } from './sync-document.js';
-
-/** Rules from the control plane are installed as `{priority}_cp-{name}.wasm`; nothing else carries the prefix. */
-const PREFIX = 'cp-';
 
 export interface WasmSyncResult {
   written: string[];

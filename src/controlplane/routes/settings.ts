@@ -78,7 +78,7 @@ export const settingsRoutes: Route[] = [
   route.authed<undefined, z.infer<typeof timelineQuery>>('OA', {
     method: 'GET',
     path: '/audit/timeline',
-    summary: 'The settings history over a date range, newest first',
+    summary: 'The settings history, with policy and WASM rule changes, over a date range, newest first',
     query: timelineQuery,
     handler: async ({ services, principal, query }) => {
       const where = `workspace_id = $1 AND kind IN ('settings.changed', 'config.changed') AND ($2::timestamptz IS NULL OR created_at >= $2) AND ($3::timestamptz IS NULL OR created_at <= $3)`;
