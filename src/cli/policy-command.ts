@@ -4,24 +4,14 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { describeZodError } from '../config/runtime.js';
 import { ConfigError } from '../lib/errors.js';
-import { createLogger } from '../lib/logger.js';
-import { ALLOW_CONTEXT, KIND_BITS, ruleContextSchema, type RuleContext } from '../policy/wasm/abi.js';
+import { ruleContextSchema } from '../policy/wasm/abi.js';
 import { compileRule } from '../policy/wasm/compile.js';
-import { DEFAULT_PRIORITY, readRuleFiles, RULE_NAME, ruleFileName, sha256, wasmDir } from '../policy/wasm/rule-files.js';
-import { WasmRuleRunner, type RuleDecision } from '../policy/wasm/runner.js';
-import { buildSnapshot } from '../policy/wasm/snapshot.js';
-import { wasmRulesSchema } from '../config/proxy-config.js';
+import { admitRule, evaluateModule, RuleModuleError } from '../policy/wasm/module-check.js';
+import { CONTROL_PLANE_PREFIX, DEFAULT_PRIORITY, readRuleFiles, RULE_NAME, ruleFileName, sha256, wasmDir } from '../policy/wasm/rule-files.js';
+import type { RuleDecision } from '../policy/wasm/runner.js';
 
 /** Exit codes of `svc policy test`: the verdict, so scripts can branch on it. */
 export const TEST_EXIT = { allow: 0, block: 1, hold: 3 } as const;
-
-const RULE_DEFAULTS = wasmRulesSchema.parse({});
-const PAGE_BYTES = 65536;
-/**
- * The deadline of a rule run from the command line: long enough that a busy machine never refuses
- * a good rule, short enough that an endless loop is still stopped.
- */
-const CLI_DEADLINE_MS = 1000;
 
 function parseFlags<T extends z.ZodType>(schema: T, flags: unknown): z.infer<T> {
   const parsed = schema.safeParse(flags);
@@ -34,30 +24,6 @@ async function readBytes(path: string, what: string): Promise<Uint8Array<ArrayBu
     return new Uint8Array(await readFile(path));
   } catch (err) {
     throw new ConfigError(`cannot read ${what} ${path}: ${(err as Error).message}`);
-  }
-}
-
-/**
- * Runs one module in a worker, as the proxy would: first instantiated and checked, then evaluated,
- * unless it declares it does not evaluate this kind of call (which the proxy would then not ask it).
- */
-async function evaluateModule(bytes: Uint8Array<ArrayBuffer>, name: string, context: RuleContext): Promise<RuleDecision> {
-  if (!WebAssembly.validate(bytes)) throw new ConfigError(`${name} is not a valid WebAssembly module`);
-  const set = buildSnapshot([{ name, priority: DEFAULT_PRIORITY, sha256: sha256(bytes), bytes }]);
-  const runner = new WasmRuleRunner({
-    threads: 1,
-    deadlineMs: CLI_DEADLINE_MS,
-    memoryCapPages: (RULE_DEFAULTS.memoryMaxMb * 1024 * 1024) / PAGE_BYTES,
-    failurePolicy: 'closed',
-    logger: createLogger('silent'),
-  });
-  try {
-    const [check] = await runner.check(set);
-    if (check === undefined || 'error' in check) throw new ConfigError(`${name} cannot be loaded: ${check?.error ?? 'no result'}`);
-    if ((check.kinds & KIND_BITS[context.kind]) === 0) return { action: 'allow', rule: null, reason: '', failures: [] };
-    return await runner.evaluate(set, context);
-  } finally {
-    await runner.close();
   }
 }
 
@@ -90,7 +56,13 @@ async function test(flags: unknown): Promise<void> {
   }
   const context = ruleContextSchema.safeParse(mock);
   if (!context.success) throw new ConfigError(`invalid mock context ${opts.mock}: ${describeZodError(context.error)}`);
-  const decision = await evaluateModule(await readBytes(opts.wasm, 'rule'), basename(opts.wasm), context.data);
+  let decision: RuleDecision;
+  try {
+    decision = await evaluateModule(await readBytes(opts.wasm, 'rule'), basename(opts.wasm), context.data);
+  } catch (err) {
+    if (err instanceof RuleModuleError) throw new ConfigError(err.message);
+    throw err;
+  }
   for (const f of decision.failures) process.stderr.write(`rule failed: ${f.error}\n`);
   process.stdout.write(decision.action === 'allow' ? 'allow\n' : `${decision.action}: ${decision.reason}\n`);
   process.exitCode = TEST_EXIT[decision.action];
@@ -106,16 +78,12 @@ async function install(flags: unknown): Promise<void> {
   const opts = parseFlags(installFlags, flags);
   const name = opts.name ?? basename(opts.wasm).replace(/\.wasm$/, '').replace(/[^A-Za-z0-9._-]/g, '_');
   if (!RULE_NAME.test(name)) throw new ConfigError(`cannot derive a rule name from ${opts.wasm}; pass --name`);
+  if (name.startsWith(CONTROL_PLANE_PREFIX)) throw new ConfigError(`not installed: names starting with ${CONTROL_PLANE_PREFIX} are kept for rules from the control plane; pass another --name`);
   const bytes = await readBytes(opts.wasm, 'rule');
-  let decision: RuleDecision;
   try {
-    decision = await evaluateModule(bytes, name, ALLOW_CONTEXT);
+    await admitRule(bytes, name);
   } catch (err) {
     throw new ConfigError(`not installed: ${(err as Error).message}`);
-  }
-  if (decision.failures.length > 0) throw new ConfigError(`not installed: ${name} failed on the allow context: ${decision.failures[0]!.error}`);
-  if (decision.action !== 'allow') {
-    throw new ConfigError(`not installed: ${name} answers ${decision.action} (${decision.reason}) to a plain file read; a rule must allow the allow context`);
   }
   const dir = wasmDir();
   await mkdir(dir, { recursive: true });

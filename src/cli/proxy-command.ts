@@ -86,11 +86,17 @@ export async function runProxy(flags: ProxyFlags): Promise<void> {
   const sink = new TraceSink({ dir: join(svcHome(env), 'traces'), logger, forward: link?.forwardTrace });
   const timeout = config.limits.storeTimeoutMs;
   const store = createStore({ valkeyUrl: options.valkeyUrl, logger, reserveTimeoutMs: timeout, readTimeoutMs: Math.ceil(timeout / 2), settleTimeoutMs: timeout * 2 });
-  // Decide rules read from the SOPs of the folder the proxy runs in (or SVC_DECIDE_ROOT).
-  const decide = await DecideRuntime.load({ env, root: env.SVC_DECIDE_ROOT || process.cwd(), configRecords: config.decideRules, logger });
-  void decide.start();
+  // Decide rules read from the SOPs of the folder the proxy runs in (or SVC_DECIDE_ROOT), plus the
+  // config's own; a config with other decide rules (a policy from the control plane) gets a new runtime.
+  const loadDecide = async (configRecords: readonly unknown[]) => {
+    const runtime = await DecideRuntime.load({ env, root: env.SVC_DECIDE_ROOT || process.cwd(), configRecords, logger });
+    void runtime.start();
+    return runtime;
+  };
+  const decide = await loadDecide(config.decideRules);
   const server = new ProxyServer({
     decide,
+    loadDecide,
     host: options.host,
     port: options.port,
     config,

@@ -4,6 +4,8 @@ import { LastGoodConfig } from '../config/last-good.js';
 import type { RuntimeConfig } from '../config/runtime.js';
 import { ConfigSyncClient } from '../config/sync-client.js';
 import { runtimeConfigFromDocument, type LocalSources } from '../config/sync-runtime.js';
+import { materializeWasmRules } from '../config/sync-wasm.js';
+import { wasmDir } from '../policy/wasm/rule-files.js';
 import type { Logger } from '../lib/logger.js';
 import type { ProxyServer } from '../proxy/server.js';
 import { TraceShipper } from '../traces/shipper.js';
@@ -53,9 +55,13 @@ export async function connectControlPlane(opts: ControlPlaneLinkOptions): Promis
     lastGood: new LastGoodConfig(join(syncDir, 'last-good.json')),
     pollIntervalMs: opts.pollIntervalMs,
     heartbeatIntervalMs: opts.heartbeatIntervalMs,
-    apply(document) {
-      config = runtimeConfigFromDocument(document, opts.local);
-      server?.setConfig(config);
+    async apply(document) {
+      const next = runtimeConfigFromDocument(document, opts.local);
+      // The decide runtime is the part most likely to fail (a damaged pins file): built before any rule file is written.
+      await server?.setConfig(next);
+      config = next;
+      const wasm = await materializeWasmRules(wasmDir(process.env, next.wasm.dir), document.config.wasmRules);
+      if (wasm.written.length + wasm.removed.length > 0) opts.logger.info({ version: document.version, ...wasm }, 'WASM rules from the control plane installed');
     },
     heartbeat: () => ({ inflight: server?.inflightCount ?? 0, tracesSpilled: spill.size, tracesDropped: shipper.droppedCount }),
     logger: opts.logger,

@@ -14,8 +14,8 @@ export interface ConfigSyncOptions {
   /** Fallback poll when no push arrives (30 s in production). */
   pollIntervalMs: number;
   heartbeatIntervalMs: number;
-  /** Turns a document into the live config; throws (a ConfigError) to reject it. */
-  apply(document: GatewayConfigDocument): void;
+  /** Turns a document into the live config; throws or rejects (a ConfigError) to reject it. */
+  apply(document: GatewayConfigDocument): void | Promise<void>;
   /** Counters sent with each heartbeat. */
   heartbeat(): Omit<Heartbeat, 'configVersion'>;
   logger: Logger;
@@ -77,7 +77,7 @@ export class ConfigSyncClient {
       const loaded = await this.options.lastGood.load();
       const saved = loaded?.document.gatewayId === this.options.gatewayId ? loaded : undefined;
       if (saved === undefined) throw new ConfigError(`${why} and no last good config is saved`);
-      this.options.apply(saved.document);
+      await this.options.apply(saved.document);
       this.appliedVersion = saved.document.version;
       this.options.logger.warn({ why, version: saved.document.version, savedAt: saved.savedAt }, 'serving the last good config');
     }
@@ -133,7 +133,7 @@ export class ConfigSyncClient {
       return;
     }
     try {
-      this.options.apply(document);
+      await this.options.apply(document);
     } catch (err) {
       this.etag = etag;
       this.options.logger.error({ version: document.version, err: (err as Error).message }, 'config from the control plane rejected');

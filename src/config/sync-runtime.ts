@@ -12,11 +12,13 @@ export interface LocalSources {
  * The runtime config a control-plane document yields on this machine. The workspace's parts
  * (keys, credentials, settings, caps, byokRequired) come from the document; this machine's own
  * (limits, its PII actions, egress, retries, extra keys) from its config file, as without sync.
+ * The decide rules of the document's policies follow the file's own `decide_rules`.
  */
 export function runtimeConfigFromDocument(document: GatewayConfigDocument, local: LocalSources): RuntimeConfig {
   const file = (local.file ?? {}) as Record<string, unknown>;
   const localKeys = Array.isArray(file.keys) ? file.keys : [];
   const localProviders = typeof file.providers === 'object' && file.providers !== null ? file.providers : {};
+  const localDecideRules = Array.isArray(file.decide_rules) ? file.decide_rules : [];
   return buildRuntimeConfig({
     file: {
       ...file,
@@ -26,6 +28,7 @@ export function runtimeConfigFromDocument(document: GatewayConfigDocument, local
       settings: document.config.settings,
       budget: document.config.budget,
       byokRequired: document.config.byokRequired || file.byokRequired === true,
+      decide_rules: [...localDecideRules, ...document.config.policies.flatMap((p) => p.decide_rules)],
     },
     upstreamUrl: local.upstreamUrl,
     extraKeys: local.extraKeys,

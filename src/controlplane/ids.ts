@@ -8,4 +8,6 @@ export const newId = {
   session: () => 'ses_' + ulid(),
   key: () => 'key_' + ulid(),
   gateway: () => 'gw_' + ulid(),
+  policy: () => 'pol_' + ulid(),
+  wasmRule: () => 'wr_' + ulid(),
 };

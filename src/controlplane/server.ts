@@ -39,7 +39,7 @@ interface Intake {
 const STATUS_TEXT: Record<number, string> = {
   200: 'OK', 201: 'Created', 304: 'Not Modified', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found',
   405: 'Method Not Allowed', 409: 'Conflict', 413: 'Payload Too Large', 415: 'Unsupported Media Type', 422: 'Unprocessable Entity',
-  500: 'Internal Server Error', 502: 'Bad Gateway', 503: 'Service Unavailable',
+  500: 'Internal Server Error', 501: 'Not Implemented', 502: 'Bad Gateway', 503: 'Service Unavailable',
 };
 
 /** The thin control plane: the JSON REST API under /api/v1 and the config-announcing WebSocket. */

@@ -65,6 +65,11 @@ export interface ProxyServerOptions {
   policyWorkerUrl?: URL;
   /** Decide rules (loaded at start); closed with the server. */
   decide?: DecideRuntime;
+  /**
+   * Builds the decide runtime for another set of config-supplied decide rules; with it, decide
+   * rules follow each config set with setConfig.
+   */
+  loadDecide?: (configRecords: readonly unknown[]) => Promise<DecideRuntime>;
 }
 
 /** The envelope every provider route needs; the rest of the body is the provider's business. */
@@ -92,6 +97,9 @@ interface ActiveConfig {
   readonly policy: PolicyConfig;
   readonly admission: Admission;
   readonly platformKeys: ReadonlyMap<string, string>;
+  readonly decide: DecideRuntime | null;
+  /** Everything that judges the tool calls a model emits, asked in this order. */
+  readonly toolJudges: readonly ToolCallJudge[];
 }
 
 /** The port-4000 data plane: uWS at the edge, undici to the providers. */
@@ -107,8 +115,8 @@ export class ProxyServer implements ExchangeHooks {
   private readonly engine: PolicyEngine;
   private readonly anomalies = new AnomalyResponder();
   private readonly wasmRules: WasmRules;
-  /** Everything that judges the tool calls a model emits, asked in this order. */
-  private readonly toolJudges: readonly ToolCallJudge[];
+  /** Decide runtimes replaced by a config change, each closed once the requests holding it are done. */
+  private readonly retiring = new Set<Promise<void>>();
   port = 0;
 
   constructor(private readonly options: ProxyServerOptions) {
@@ -119,10 +127,9 @@ export class ProxyServer implements ExchangeHooks {
       logger: options.logger,
       workerUrl: options.policyWorkerUrl,
     });
-    this.active = this.activate(options.config);
     const { dir, ...wasm } = options.config.wasm;
     this.wasmRules = new WasmRules({ ...wasm, dir: wasmDir(this.env, dir), threads: options.threads, logger: options.logger });
-    this.toolJudges = options.decide === undefined ? [this.wasmRules] : [this.wasmRules, options.decide.tools];
+    this.active = this.activate(options.config, options.decide ?? null);
     if (options.config.openMode && !isLoopback(options.host)) {
       throw new ConfigError(`no virtual key is configured: the proxy runs open and may only bind a loopback address, not ${options.host}`);
     }
@@ -142,18 +149,44 @@ export class ProxyServer implements ExchangeHooks {
     this.app.any('/*', (res, req) => this.handleNotFound(res, req));
   }
 
-  /** Swaps the whole configuration at once; requests already running keep the one they started with. */
-  setConfig(config: RuntimeConfig): void {
-    this.active = this.activate(config);
+  /**
+   * Swaps the whole configuration at once; requests already running keep the one they started with.
+   * When its decide rules differ from those in force (and the server can load decide rules), the
+   * new rules' runtime is built first and the swap happens when it is ready (the returned promise);
+   * otherwise at once. Calls must not overlap.
+   */
+  setConfig(config: RuntimeConfig): Promise<void> {
+    const current = this.active.decide;
+    if (this.options.loadDecide === undefined || JSON.stringify(config.decideRules) === JSON.stringify(this.active.config.decideRules)) {
+      this.active = this.activate(config, current);
+      return Promise.resolve();
+    }
+    return this.options.loadDecide(config.decideRules).then((decide) => {
+      this.active = this.activate(config, decide);
+      if (current !== null) this.retire(current);
+    });
   }
 
   /** Compiles what a configuration implies, logging (once) the parts of it that are ignored. */
-  private activate(config: RuntimeConfig): ActiveConfig {
+  private activate(config: RuntimeConfig, decide: DecideRuntime | null): ActiveConfig {
     const policy = buildPolicyConfig({ version: config.version, settings: config.settings, localPii: config.piiDetectors, env: this.env });
     this.engine.prepare(policy);
     const admission = new Admission(config);
     for (const entry of admission.egress.invalid) this.options.logger.warn({ entry }, 'egress allow entry ignored: not a host, .suffix or CIDR');
-    return Object.freeze({ config, policy, admission, platformKeys: resolvePlatformKeys(config, this.env) });
+    const toolJudges = decide === null ? [this.wasmRules] : [this.wasmRules, decide.tools];
+    return Object.freeze({ config, policy, admission, platformKeys: resolvePlatformKeys(config, this.env), decide, toolJudges });
+  }
+
+  /** Closes a replaced decide runtime once every request that was running when it was replaced has finished. */
+  private retire(decide: DecideRuntime): void {
+    const holders = [...this.inflight];
+    const done = (async () => {
+      while (holders.some((ex) => this.inflight.has(ex))) await new Promise((r) => setTimeout(r, 100));
+      await decide.close();
+    })()
+      .catch((err: unknown) => this.options.logger.error({ err }, 'closing a replaced decide runtime failed'))
+      .finally(() => this.retiring.delete(done));
+    this.retiring.add(done);
   }
 
   private now(): number {
@@ -205,7 +238,8 @@ export class ProxyServer implements ExchangeHooks {
     (this.app as TemplatedApp & { close(): void }).close();
     await this.pools.close();
     await this.engine.close();
-    await this.options.decide?.close();
+    await this.active.decide?.close();
+    await Promise.all(this.retiring);
     await this.wasmRules.close();
     await this.options.store.close();
     await this.options.sink.close();
@@ -234,7 +268,7 @@ export class ProxyServer implements ExchangeHooks {
 
   private handleDecisionRoute(res: HttpResponse, req: HttpRequest, name: DecisionRoute, path: string): void {
     this.admit(res, req, path, 'openai', async (ex, active, _passthroughKey, body) => {
-      const context = { decide: this.options.decide ?? null, policy: active.policy, settings: active.config.decisionTraffic, inspect: this.inspect };
+      const context = { decide: active.decide, policy: active.policy, settings: active.config.decisionTraffic, inspect: this.inspect };
       await answerDecisionTraffic(ex, name, body, context).catch((err: unknown) => this.refuse(ex, err));
     });
   }
@@ -361,9 +395,9 @@ export class ProxyServer implements ExchangeHooks {
         maxOutputTokens: maxOutputTokens(envelope.data),
         responsePolicy: route.inspectsResponse && Object.keys(policy.pii).length > 0 ? policy : null,
         cache: anomaly.steered === null ? cache : null,
-        notes: responseNotesFor(this.options.decide ?? null, ex, route, policy.shadow, this.options.logger),
+        notes: responseNotesFor(active.decide, ex, route, policy.shadow, this.options.logger),
         toolCalls: carriesToolCalls(route.kind)
-          ? ToolCallReview.of(this.toolJudges, { ...caller, traceId: ex.id }, { shadow: policy.shadow, record: (r) => ex.recordToolCall(r) })
+          ? ToolCallReview.of(active.toolJudges, { ...caller, traceId: ex.id }, { shadow: policy.shadow, record: (r) => ex.recordToolCall(r) })
           : null,
         responseRules:
           route.inspectsResponse && this.wasmRules.judgesResponses

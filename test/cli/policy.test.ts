@@ -97,6 +97,7 @@ t.test('install refuses a module that traps, speaks another ABI or refuses the a
   t.match((await svc(['policy', 'install', '--wasm', garbage], env)).stderr, /not a valid WebAssembly module/);
   t.match((await svc(['policy', 'install', '--wasm', compiled, '--priority', 'high'], env)).stderr, /invalid option: priority/);
   t.match((await svc(['policy', 'install', '--wasm', compiled, '--name', '../escape'], env)).stderr, /invalid option: name/);
+  t.match((await svc(['policy', 'install', '--wasm', compiled, '--name', 'cp-mine'], env)).stderr, /kept for rules from the control plane/);
   const list = await svc(['policy', 'list-local'], env);
   t.match(list.stdout, /^no rules installed in /, 'nothing was written');
 });

@@ -23,7 +23,7 @@ export interface RunningProxy {
 /** A proxy in this process on a free port, closed when the test ends. */
 export async function startProxy(
   t: Teardown,
-  opts: { upstreamUrl?: string; file?: unknown; env?: NodeJS.ProcessEnv; policyWorkerUrl?: URL; store?: Store; clock?: () => number; decide?: DecideRuntime } = {},
+  opts: { upstreamUrl?: string; file?: unknown; env?: NodeJS.ProcessEnv; policyWorkerUrl?: URL; store?: Store; clock?: () => number; decide?: DecideRuntime; loadDecide?: (records: readonly unknown[]) => Promise<DecideRuntime> } = {},
 ): Promise<RunningProxy> {
   const sink = new TraceSink({ dir: undefined });
   const server = new ProxyServer({
@@ -39,6 +39,7 @@ export async function startProxy(
     env: opts.env ?? {},
     policyWorkerUrl: opts.policyWorkerUrl,
     decide: opts.decide,
+    loadDecide: opts.loadDecide,
   });
   const port = await server.listen();
   t.teardown(() => server.close(0));

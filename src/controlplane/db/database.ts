@@ -8,6 +8,11 @@ export interface Queryable {
   query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
 }
 
+/** Whether a query failed on a unique constraint (SQLSTATE 23505), as two concurrent writes of one name can. */
+export function isUniqueViolation(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === '23505';
+}
+
 /** The control plane's SQL storage: the same statements on PGlite and on PostgreSQL. */
 export interface Database extends Queryable {
   readonly kind: 'pglite' | 'postgres';

@@ -97,6 +97,44 @@ const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX traces_workspace_time ON traces (workspace_id, time DESC);
   `,
+  `
+  CREATE TABLE policies (
+    id text PRIMARY KEY,
+    workspace_id text NOT NULL REFERENCES workspaces(id),
+    name text NOT NULL,
+    description text,
+    decide_rules jsonb NOT NULL,
+    enabled boolean NOT NULL DEFAULT true,
+    version integer NOT NULL,
+    deleted_at timestamptz,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    updated_at timestamptz NOT NULL DEFAULT now()
+  );
+  CREATE UNIQUE INDEX policies_live_name ON policies (workspace_id, name) WHERE deleted_at IS NULL;
+  CREATE TABLE policy_versions (
+    policy_id text NOT NULL REFERENCES policies(id),
+    version integer NOT NULL,
+    name text NOT NULL,
+    description text,
+    decide_rules jsonb NOT NULL,
+    change text NOT NULL,
+    member_id text,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (policy_id, version)
+  );
+  CREATE TABLE wasm_rules (
+    id text PRIMARY KEY,
+    workspace_id text NOT NULL REFERENCES workspaces(id),
+    name text NOT NULL,
+    priority integer NOT NULL,
+    sha256 text NOT NULL,
+    size integer NOT NULL,
+    wasm_base64 text NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    updated_at timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (workspace_id, name)
+  );
+  `,
 ];
 
 export async function migrate(db: Database): Promise<void> {

@@ -6,9 +6,11 @@ import { gatewayRoutes } from './gateways.js';
 import { keyRoutes } from './keys.js';
 import { memberRoutes } from './members.js';
 import { openApiDocument } from './openapi.js';
+import { policyRoutes } from './policies.js';
 import { settingsRoutes } from './settings.js';
 import { traceRoutes } from './traces.js';
 import { usageRoutes } from './usage.js';
+import { wasmRuleRoutes } from './wasm-rules.js';
 
 const apiRoutes: Route[] = [
   ...authRoutes,
@@ -20,6 +22,8 @@ const apiRoutes: Route[] = [
   ...gatewayRoutes,
   ...traceRoutes,
   ...usageRoutes,
+  ...policyRoutes,
+  ...wasmRuleRoutes,
 ];
 
 let document: object | undefined;

@@ -78,10 +78,10 @@ export const settingsRoutes: Route[] = [
   route.authed<undefined, z.infer<typeof timelineQuery>>('OA', {
     method: 'GET',
     path: '/audit/timeline',
-    summary: 'The settings history over a date range, newest first',
+    summary: 'The settings history, with policy and WASM rule changes, over a date range, newest first',
     query: timelineQuery,
     handler: async ({ services, principal, query }) => {
-      const where = `workspace_id = $1 AND kind = 'settings.changed' AND ($2::timestamptz IS NULL OR created_at >= $2) AND ($3::timestamptz IS NULL OR created_at <= $3)`;
+      const where = `workspace_id = $1 AND kind IN ('settings.changed', 'config.changed') AND ($2::timestamptz IS NULL OR created_at >= $2) AND ($3::timestamptz IS NULL OR created_at <= $3)`;
       const params = [principal.workspaceId, query.from ?? null, query.to ?? null];
       const [count] = await services.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM audit_events WHERE ${where}`, params);
       const rows = await services.db.query<{ id: number; member_id: string | null; detail: Record<string, unknown>; created_at: Date }>(

@@ -2,14 +2,17 @@ import { READ_ONLY_SETTINGS } from '../../config/settings.js';
 import type { GatewayConfigDocumentInput } from '../../config/sync-document.js';
 import { loadCredentials } from '../credentials/store.js';
 import type { Queryable } from '../db/database.js';
+import { livePolicies } from '../policies/store.js';
 import type { SecretBox } from '../secrets.js';
 import { loadSettings } from '../settings/store.js';
+import { wasmRules } from '../wasm-rules/store.js';
 
 /**
  * The whole config one gateway needs, read in one snapshot: the workspace's writable settings
  * (server-kept keys and byocStorage secrets are not for the proxy), its provider credentials, the
  * hashes of its active keys, its caps and the gateway's own bring-your-own-key switch. Provider
- * credentials are included only `withSecrets`.
+ * credentials are included only `withSecrets`. Also the live, enabled policies and every WASM rule
+ * with its module.
  */
 export async function buildGatewayConfig(
   tx: Queryable,
@@ -26,6 +29,8 @@ export async function buildGatewayConfig(
     gateway.workspaceId,
   ]);
   const credentials = gateway.withSecrets ? await loadCredentials(tx, secrets, gateway.workspaceId) : [];
+  const policies = await livePolicies(tx, gateway.workspaceId, true);
+  const rules = await wasmRules(tx, gateway.workspaceId, true);
   return {
     gatewayId: gateway.id,
     workspaceId: gateway.workspaceId,
@@ -36,6 +41,8 @@ export async function buildGatewayConfig(
       settings: writable,
       budget: { dailyUsd: workspace!.budget_daily_usd, monthlyUsd: workspace!.budget_monthly_usd },
       byokRequired: gateway.byokRequired,
+      policies: policies.map((p) => ({ id: p.id, name: p.name, version: p.version, decide_rules: p.decide_rules })),
+      wasmRules: rules.map((r) => ({ name: r.name, priority: r.priority, sha256: r.sha256, wasm: r.wasm! })),
     },
   };
 }

@@ -8,6 +8,8 @@ const RULE_FILE = /^(\d{1,6})_([A-Za-z0-9][A-Za-z0-9._-]{0,127})\.wasm$/;
 /** Names `svc policy install --name` accepts (the file name's name part). */
 export const RULE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 export const DEFAULT_PRIORITY = 100;
+/** Rules a gateway takes from its control plane are named `cp-{name}`; local installs may not use it. */
+export const CONTROL_PLANE_PREFIX = 'cp-';
 
 /** Where rules are installed: `SVC_WASM_DIR`, else the configured folder, else `$SVC_HOME/wasm` (`~/.svc/wasm`). */
 export function wasmDir(env: NodeJS.ProcessEnv = process.env, configured?: string): string {

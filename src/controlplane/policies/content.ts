@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { policyDecideRulesSchema } from '../../config/sync-document.js';
+
+const name = z.string().trim().min(1).max(128);
+const description = z.string().max(2000).nullable();
+
+/** POST /policies */
+export const policyCreateBody = z.strictObject({ name, description: description.optional(), decide_rules: policyDecideRulesSchema });
+
+/** PUT /policies/:policyId: a partial update, at least one field. */
+export const policyUpdateBody = z
+  .strictObject({ name: name.optional(), description: description.optional(), decide_rules: policyDecideRulesSchema.optional() })
+  .refine((b) => b.name !== undefined || b.description !== undefined || b.decide_rules !== undefined, { message: 'send name, description, decide_rules or several' });
+
+/** POST /policies/:policyId/rollback */
+export const policyRollbackBody = z.strictObject({ version: z.number().int().min(1) });
+
+export type PolicyCreate = z.infer<typeof policyCreateBody>;
+export type PolicyUpdate = z.infer<typeof policyUpdateBody>;
+
+/** What a version of a policy holds. */
+export interface PolicyContent {
+  name: string;
+  description: string | null;
+  decide_rules: z.infer<typeof policyDecideRulesSchema>;
+}
