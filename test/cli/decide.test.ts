@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startMockProvider } from '../../bench/mock/provider.js';
 import { CLI, spawnProxy } from '../helpers/proxy.js';
-import { MODEL, startModel, tempDir, writeSop } from '../helpers/decide.js';
+import { DROP_TABLE_RECORD, MODEL, startModel, tempDir, writeSop } from '../helpers/decide.js';
 
 const run = promisify(execFile);
 
@@ -19,14 +19,7 @@ async function svc(args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise
   }
 }
 
-const DROP = {
-  id: 'no-prod-drop',
-  on: 'tool_call',
-  tools: ['bash'],
-  rollout: 'enforce',
-  questions: { drops: { type: 'yes_no', ask: 'Does the command drop a table?' } },
-  when: 'drops',
-};
+const DROP = DROP_TABLE_RECORD;
 
 t.test('svc decide lint: every problem with file and line', async (t) => {
   const root = await tempDir(t);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { request } from 'undici';
 import { startMockProvider } from '../../bench/mock/provider.js';
 import { api, signUp, startTestControlPlane, type Account, type TestControlPlane } from '../helpers/controlplane.js';
-import { MODEL, pinFor, rule, startModel } from '../helpers/decide.js';
+import { DROP_TABLE_RECORD, MODEL, pinFor, rule, startModel } from '../helpers/decide.js';
 import { spawnProxy, type SpawnedProxy } from '../helpers/proxy.js';
 import { compileRules } from '../helpers/wasm.js';
 
@@ -21,14 +21,7 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
   }
 }
 
-const DROP = {
-  id: 'no-prod-drop',
-  on: 'tool_call',
-  tools: ['bash'],
-  rollout: 'enforce',
-  questions: { drops: { type: 'yes_no', ask: 'Does the command drop a table?' } },
-  when: 'drops',
-};
+const DROP = DROP_TABLE_RECORD;
 
 const modules = await compileRules(t, ['destructive-shell', 'force-push']);
 const mock = await startMockProvider();

@@ -1,16 +1,10 @@
 import t from 'tap';
 import { api, memberWithRole, postgresUrl, signUp, startTestControlPlane, type Account, type Backend, type TestControlPlane } from '../helpers/controlplane.js';
+import { DROP_TABLE_RECORD } from '../helpers/decide.js';
 
 const backends: Backend[] = (await postgresUrl()) === undefined ? ['pglite'] : ['pglite', 'postgres'];
 
-const DROP = {
-  id: 'no-prod-drop',
-  on: 'tool_call',
-  tools: ['bash'],
-  rollout: 'enforce',
-  questions: { drops: { type: 'yes_no', ask: 'Does the command drop a table?' } },
-  when: 'drops',
-};
+const DROP = DROP_TABLE_RECORD;
 const LEAK = { id: 'no-secret-echo', on: 'response', questions: { leaks: { type: 'yes_no', ask: 'Does the answer print a secret?' } }, when: 'leaks' };
 
 for (const backend of backends) {

@@ -3,16 +3,9 @@ import type { ToolCallContext } from '../../src/policy/tool-judge.js';
 import { DecideToolJudge } from '../../src/decide/tool-judge.js';
 import type { RuleDecision } from '../../src/decide/evaluate.js';
 import { createLogger } from '../../src/lib/logger.js';
-import { engineOn, MODEL, pinFor, rule, startModel } from '../helpers/decide.js';
+import { DROP_TABLE_RECORD, engineOn, MODEL, pinFor, rule, startModel } from '../helpers/decide.js';
 
-const DROP = rule({
-  id: 'no-prod-drop',
-  on: 'tool_call',
-  tools: ['bash'],
-  rollout: 'enforce',
-  questions: { drops: { type: 'yes_no', ask: 'Does the command drop a table?' } },
-  when: 'drops',
-});
+const DROP = rule(DROP_TABLE_RECORD);
 const ctx = (harness: string | null): ToolCallContext => ({ workspace: 'w', model: 'gpt-4o', harness, session: null, traceId: 'tr_1' });
 const call = (name: string, args: string, id = 'call_1') => ({ id, name, arguments: args });
 const logger = createLogger('silent');

@@ -47,6 +47,16 @@ export function pinFor(r: DecideRule, model: string, p95Ms = 10): Pins {
   return { [r.record.id]: { ruleHash: r.hash, model, accuracy: 1, p95Ms, cases: 10, pinnedAt: new Date(0).toISOString() } };
 }
 
+/** A tool_call rule several tests share: refuse a shell command that drops a table. */
+export const DROP_TABLE_RECORD = {
+  id: 'no-prod-drop',
+  on: 'tool_call',
+  tools: ['bash'],
+  rollout: 'enforce',
+  questions: { drops: { type: 'yes_no', ask: 'Does the command drop a table?' } },
+  when: 'drops',
+};
+
 export const MODEL = 'judge-7b@sha256:0123456789abcdef';
 
 /** An engine on the mock model, closed when the test ends. */

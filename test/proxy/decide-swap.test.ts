@@ -7,18 +7,11 @@ import { buildEngineConfig } from '../../src/decide/engine-config.js';
 import { DecideRuntime } from '../../src/decide/runtime.js';
 import { loadRules } from '../../src/decide/sop-loader.js';
 import { createLogger } from '../../src/lib/logger.js';
-import { MODEL, pinFor, rule, startModel, tempDir } from '../helpers/decide.js';
+import { DROP_TABLE_RECORD, MODEL, pinFor, rule, startModel, tempDir } from '../helpers/decide.js';
 import { startProxy } from '../helpers/proxy.js';
 
 const VK = 'vk_test_agent_000001';
-const DROP = {
-  id: 'no-prod-drop',
-  on: 'tool_call',
-  tools: ['bash'],
-  rollout: 'enforce',
-  questions: { drops: { type: 'yes_no', ask: 'Does the command drop a table?' } },
-  when: 'drops',
-};
+const DROP = DROP_TABLE_RECORD;
 const COMMAND = 'psql -c "DROP TABLE users"';
 
 async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 20_000): Promise<T> {

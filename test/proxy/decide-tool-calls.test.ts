@@ -5,17 +5,10 @@ import { buildEngineConfig } from '../../src/decide/engine-config.js';
 import { DecideRuntime } from '../../src/decide/runtime.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { startProxy } from '../helpers/proxy.js';
-import { MODEL, pinFor, rule, startModel, tempDir } from '../helpers/decide.js';
+import { DROP_TABLE_RECORD, MODEL, pinFor, rule, startModel, tempDir } from '../helpers/decide.js';
 
 const VK = 'vk_test_agent_000001';
-const DROP = rule({
-  id: 'no-prod-drop',
-  on: 'tool_call',
-  tools: ['bash'],
-  rollout: 'enforce',
-  questions: { drops: { type: 'yes_no', ask: 'Does the command drop a table?' } },
-  when: 'drops',
-});
+const DROP = rule(DROP_TABLE_RECORD);
 const chatTools = [{ type: 'function' as const, function: { name: 'bash', description: 'Run a shell command', parameters: { type: 'object', properties: { command: { type: 'string' } } } } }];
 const toolArgs = (command: string) => ({ headers: { 'x-mock-tool-args': JSON.stringify({ command }) } });
 
