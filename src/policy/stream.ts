@@ -3,6 +3,7 @@ import { enginesFor } from './engines.js';
 import { inspectBody, type Finding } from './inspect.js';
 import type { PolicyConfig } from './policy-config.js';
 import { setText, walkTexts } from './walk.js';
+import { isJsonObject } from '../lib/json.js';
 
 type Json = Record<string, unknown>;
 
@@ -18,7 +19,6 @@ const PHONE_START = /[+(]$/;
 const TRAILING_KEYWORD = /(?:^|[^A-Za-z])(?:ssn|ss#|social[ _-]?security|telephone|phone|tel|mobile|cell|fax|whatsapp|sms)[^0-9]{0,16}$/i;
 /** The longest keyword plus the 16 characters a validator allows before the digits. */
 const KEYWORD_WINDOW = 64;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** One streamed text: a choice's content, a tool call's arguments, an Anthropic content block… */
 interface Channel {
@@ -49,7 +49,7 @@ interface Delta {
 const path = (...keys: Array<string | number>): TextAccess => ({
   get(data) {
     let node: unknown = data;
-    for (const k of keys) node = isObject(node) || Array.isArray(node) ? (node as Record<string | number, unknown>)[k] : undefined;
+    for (const k of keys) node = isJsonObject(node) || Array.isArray(node) ? (node as Record<string | number, unknown>)[k] : undefined;
     return typeof node === 'string' ? node : undefined;
   },
   set(data, text) {
@@ -62,7 +62,7 @@ const path = (...keys: Array<string | number>): TextAccess => ({
 /** The text deltas an event carries, per provider shape. */
 function deltasOf(data: Json): Delta[] {
   // Anthropic: content_block_delta with text_delta or input_json_delta.
-  if (data.type === 'content_block_delta' && isObject(data.delta)) {
+  if (data.type === 'content_block_delta' && isJsonObject(data.delta)) {
     const key = data.delta.type === 'input_json_delta' ? 'partial_json' : 'text';
     return [{ channel: `block.${String(data.index)}`, access: path('delta', key) }];
   }
@@ -74,15 +74,15 @@ function deltasOf(data: Json): Delta[] {
   if (Array.isArray(data.choices)) {
     const out: Delta[] = [];
     data.choices.forEach((choice: unknown, i: number) => {
-      if (!isObject(choice)) return;
+      if (!isJsonObject(choice)) return;
       const n = typeof choice.index === 'number' ? choice.index : i;
       if (typeof choice.text === 'string') out.push({ channel: `choice.${n}`, access: path('choices', i, 'text') });
       const delta = choice.delta;
-      if (!isObject(delta)) return;
+      if (!isJsonObject(delta)) return;
       if (typeof delta.content === 'string') out.push({ channel: `choice.${n}`, access: path('choices', i, 'delta', 'content') });
       if (Array.isArray(delta.tool_calls)) {
         delta.tool_calls.forEach((call: unknown, j: number) => {
-          if (isObject(call) && isObject(call.function) && typeof call.function.arguments === 'string') {
+          if (isJsonObject(call) && isJsonObject(call.function) && typeof call.function.arguments === 'string') {
             out.push({ channel: `choice.${n}.tool.${String(call.index ?? j)}`, access: path('choices', i, 'delta', 'tool_calls', j, 'function', 'arguments') });
           }
         });
@@ -102,7 +102,7 @@ function closedBy(data: Json, open: Iterable<string>): string[] {
     return all.filter((c) => c.startsWith(`item.${data.output_index}.`));
   }
   if (Array.isArray(data.choices)) {
-    const finished = data.choices.filter((c): c is Json => isObject(c) && c.finish_reason != null).map((c) => `choice.${String(c.index ?? 0)}`);
+    const finished = data.choices.filter((c): c is Json => isJsonObject(c) && c.finish_reason != null).map((c) => `choice.${String(c.index ?? 0)}`);
     return all.filter((c) => finished.some((f) => c === f || c.startsWith(f + '.')));
   }
   return [];
@@ -123,15 +123,15 @@ function asContinuation(data: Json): void {
   delete data.usage;
   if (!Array.isArray(data.choices)) return;
   for (const choice of data.choices) {
-    if (!isObject(choice) || !isObject(choice.delta)) continue;
+    if (!isJsonObject(choice) || !isJsonObject(choice.delta)) continue;
     choice.finish_reason = null;
     delete choice.delta.role;
     if (!Array.isArray(choice.delta.tool_calls)) continue;
     for (const call of choice.delta.tool_calls) {
-      if (!isObject(call)) continue;
+      if (!isJsonObject(call)) continue;
       delete call.id;
       delete call.type;
-      if (isObject(call.function)) delete call.function.name;
+      if (isJsonObject(call.function)) delete call.function.name;
     }
   }
 }
@@ -146,7 +146,7 @@ function parseEvent(raw: string): ParsedEvent | null {
   if (data === '' || data === '[DONE]') return null;
   try {
     const parsed: unknown = JSON.parse(data);
-    return isObject(parsed) ? { name, data: parsed } : null;
+    return isJsonObject(parsed) ? { name, data: parsed } : null;
   } catch {
     return null;
   }

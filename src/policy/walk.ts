@@ -1,3 +1,4 @@
+import { isJsonObject } from '../lib/json.js';
 /**
  * Every string a model will read or an agent will receive sits somewhere in a JSON body. The
  * walker visits string leaves (never keys), skipping fields that are identifiers, enums or binary
@@ -47,7 +48,6 @@ const SKIPPED_KEYS = new Set([
 ]);
 
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function kindOf(path: readonly PathSegment[], ancestors: readonly Json[]): TextKind {
   const root = path[0];
@@ -79,7 +79,7 @@ export function walkTexts(body: unknown, visit: (leaf: TextLeaf) => void): void 
       }
       return;
     }
-    if (!isObject(value)) return;
+    if (!isJsonObject(value)) return;
     ancestors.push(value);
     for (const key of Object.keys(value)) {
       if (SKIPPED_KEYS.has(key)) continue;

@@ -1,4 +1,5 @@
 import type { RouteKind } from './routes.js';
+import { isJsonObject, parseJsonObject } from '../lib/json.js';
 
 /**
  * Writes a governance note (a decide VIOLATION / AMBIGUOUS) into a response, in the route's own
@@ -13,18 +14,14 @@ export function carriesNotes(kind: RouteKind): boolean {
 
 type Json = Record<string, unknown>;
 
-function isObject(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** The assistant text of a complete response. */
 export function responseText(kind: RouteKind, body: Json): string {
   if (kind === 'chat') {
     const choices = Array.isArray(body.choices) ? body.choices : [];
-    return choices.map((c) => (isObject(c) && isObject(c.message) && typeof c.message.content === 'string' ? c.message.content : '')).join('\n');
+    return choices.map((c) => (isJsonObject(c) && isJsonObject(c.message) && typeof c.message.content === 'string' ? c.message.content : '')).join('\n');
   }
   const content = Array.isArray(body.content) ? body.content : [];
-  return content.map((b) => (isObject(b) && b.type === 'text' && typeof b.text === 'string' ? b.text : '')).join('\n');
+  return content.map((b) => (isJsonObject(b) && b.type === 'text' && typeof b.text === 'string' ? b.text : '')).join('\n');
 }
 
 /** The response with `note` appended to its text (chat: the first choice's message; messages: a new text block). */
@@ -32,7 +29,7 @@ export function withNote(kind: RouteKind, body: Json, note: string): Json {
   if (kind === 'chat') {
     const choices = Array.isArray(body.choices) ? [...body.choices] : [];
     const first = choices[0];
-    if (!isObject(first) || !isObject(first.message)) return body;
+    if (!isJsonObject(first) || !isJsonObject(first.message)) return body;
     const content = typeof first.message.content === 'string' && first.message.content.length > 0 ? `${first.message.content}\n\n${note}` : note;
     choices[0] = { ...first, message: { ...first.message, content } };
     return { ...body, choices };
@@ -43,13 +40,8 @@ export function withNote(kind: RouteKind, body: Json, note: string): Json {
 
 /** Judges a complete non-streamed response and returns the bytes to relay. */
 export async function annotateBody(kind: RouteKind, body: Buffer, judge: JudgeText): Promise<Buffer> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body.toString('utf8'));
-  } catch {
-    return body;
-  }
-  if (!isObject(parsed)) return body;
+  const parsed = parseJsonObject(body);
+  if (parsed === null) return body;
   const note = await judge(responseText(kind, parsed));
   return note === null ? body : Buffer.from(JSON.stringify(withNote(kind, parsed, note)));
 }
@@ -115,18 +107,18 @@ export class StreamNoteTap {
       } catch {
         continue;
       }
-      if (!isObject(data)) continue;
+      if (!isJsonObject(data)) continue;
       if (this.kind === 'chat') {
         this.id ??= data.id;
         this.model ??= data.model;
         this.created ??= data.created;
         const choices = Array.isArray(data.choices) ? data.choices : [];
         for (const c of choices) {
-          if (isObject(c) && isObject(c.delta) && typeof c.delta.content === 'string') this.text += c.delta.content;
+          if (isJsonObject(c) && isJsonObject(c.delta) && typeof c.delta.content === 'string') this.text += c.delta.content;
         }
       } else if (data.type === 'content_block_start') {
         this.blocks = Math.max(this.blocks, (typeof data.index === 'number' ? data.index : 0) + 1);
-      } else if (data.type === 'content_block_delta' && isObject(data.delta) && typeof data.delta.text === 'string') {
+      } else if (data.type === 'content_block_delta' && isJsonObject(data.delta) && typeof data.delta.text === 'string') {
         this.text += data.delta.text;
       }
     }

@@ -1,5 +1,6 @@
 import { noticeResponse } from '../policy/refusal.js';
 import type { RouteKind } from './routes.js';
+import { parseJsonObject } from '../lib/json.js';
 
 /** A rule's verdict on a complete response. */
 export interface ResponseRuling {
@@ -35,13 +36,8 @@ export function responseRuleNotice(rule: string, action: 'block' | 'hold', reaso
  * of the route's shape carrying only the notice. Returns the body to relay.
  */
 export async function reviewResponse(kind: RouteKind, body: Buffer, review: ResponseReview, record: (r: ResponseRuleRecord) => void): Promise<Buffer> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body.toString('utf8'));
-  } catch {
-    return body;
-  }
-  if (typeof parsed !== 'object' || parsed === null) return body;
+  const parsed = parseJsonObject(body);
+  if (parsed === null) return body;
   const ruling = await review.judge(parsed);
   if (ruling === null || ruling.action === 'allow') return body;
   record({ rule: ruling.rule!, action: ruling.action, reason: ruling.reason, withheld: !review.shadow });

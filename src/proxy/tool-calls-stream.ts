@@ -2,9 +2,9 @@ import type { ToolCall, ToolVerdict } from '../policy/tool-judge.js';
 import type { RouteKind } from './routes.js';
 import { responsesMessageItem } from './tool-calls.js';
 import { toolCallNotice, type RefusedVerdict, type ToolCallReview } from './tool-calls-review.js';
+import { isJsonObject } from '../lib/json.js';
 
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const asArray = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
@@ -33,7 +33,7 @@ function parseEvents(buf: Buffer): SseEvent[] {
         parsed = null;
       }
     }
-    out.push({ raw, name, data: isObject(parsed) ? parsed : null });
+    out.push({ raw, name, data: isJsonObject(parsed) ? parsed : null });
   }
   return out;
 }
@@ -85,20 +85,20 @@ class ChatShape extends StreamShape {
   }
 
   accept(ev: SseEvent): Promise<void> | undefined {
-    const choices = asArray(ev.data?.choices).filter(isObject);
-    const deltas = choices.filter((c) => isObject(c.delta) && Array.isArray(c.delta.tool_calls));
+    const choices = asArray(ev.data?.choices).filter(isJsonObject);
+    const deltas = choices.filter((c) => isJsonObject(c.delta) && Array.isArray(c.delta.tool_calls));
     if (this.held.length === 0 && deltas.length === 0) {
       this.io.out(ev.raw);
       return undefined;
     }
     this.held.push(ev);
     for (const choice of deltas) {
-      for (const tc of asArray((choice.delta as Json).tool_calls).filter(isObject)) {
+      for (const tc of asArray((choice.delta as Json).tool_calls).filter(isJsonObject)) {
         const key = `${String(choice.index ?? 0)}:${String(tc.index ?? 0)}`;
         let call = this.calls.get(key);
         if (call === undefined) this.calls.set(key, (call = { id: '', name: '', args: '' }));
         if (typeof tc.id === 'string') call.id = tc.id;
-        if (isObject(tc.function)) {
+        if (isJsonObject(tc.function)) {
           call.name += str(tc.function.name);
           call.args += str(tc.function.arguments);
         }
@@ -138,11 +138,11 @@ class ChatShape extends StreamShape {
       return;
     }
     let keep = ev.data.usage !== undefined && ev.data.usage !== null;
-    for (const choice of asArray(ev.data.choices).filter(isObject)) {
+    for (const choice of asArray(ev.data.choices).filter(isJsonObject)) {
       const ci = String(choice.index ?? 0);
-      const delta = isObject(choice.delta) ? choice.delta : {};
+      const delta = isJsonObject(choice.delta) ? choice.delta : {};
       if (Array.isArray(delta.tool_calls)) {
-        const kept = delta.tool_calls.filter((tc) => !refused.has(`${ci}:${String(isObject(tc) ? (tc.index ?? 0) : 0)}`));
+        const kept = delta.tool_calls.filter((tc) => !refused.has(`${ci}:${String(isJsonObject(tc) ? (tc.index ?? 0) : 0)}`));
         if (kept.length > 0) delta.tool_calls = kept;
         else delete delta.tool_calls;
       }
@@ -181,11 +181,11 @@ class MessagesShape extends StreamShape {
     const data = ev.data;
     const type = data?.type;
     if (this.current === null) {
-      if (data !== null && type === 'content_block_start' && isObject(data.content_block) && data.content_block.type === 'tool_use') {
+      if (data !== null && type === 'content_block_start' && isJsonObject(data.content_block) && data.content_block.type === 'tool_use') {
         this.current = { index: data.index, id: str(data.content_block.id), name: str(data.content_block.name), args: '', held: [ev] };
         return undefined;
       }
-      if (data !== null && type === 'message_delta' && isObject(data.delta) && data.delta.stop_reason === 'tool_use' && this.refusedCount > 0 && this.allowed === 0) {
+      if (data !== null && type === 'message_delta' && isJsonObject(data.delta) && data.delta.stop_reason === 'tool_use' && this.refusedCount > 0 && this.allowed === 0) {
         data.delta.stop_reason = 'end_turn';
         this.io.out(serialise(ev.name, data));
         return undefined;
@@ -196,7 +196,7 @@ class MessagesShape extends StreamShape {
     const call = this.current;
     call.held.push(ev);
     if (data === null || data.index !== call.index) return undefined;
-    if (type === 'content_block_delta' && isObject(data.delta) && data.delta.type === 'input_json_delta') call.args += str(data.delta.partial_json);
+    if (type === 'content_block_delta' && isJsonObject(data.delta) && data.delta.type === 'input_json_delta') call.args += str(data.delta.partial_json);
     return type === 'content_block_stop' ? this.decide() : undefined;
   }
 
@@ -245,12 +245,12 @@ class ResponsesShape extends StreamShape {
     const data = ev.data;
     const type = data?.type;
     if (this.current === null) {
-      if (data !== null && type === 'response.output_item.added' && isObject(data.item) && data.item.type === 'function_call') {
+      if (data !== null && type === 'response.output_item.added' && isJsonObject(data.item) && data.item.type === 'function_call') {
         this.current = { outputIndex: data.output_index, id: str(data.item.call_id), name: str(data.item.name), args: '', held: [ev] };
         return undefined;
       }
-      if (data !== null && isObject(data.response) && this.replaced.size > 0) {
-        data.response.output = asArray(data.response.output).map((item) => (isObject(item) ? (this.replaced.get(str(item.call_id)) ?? item) : item));
+      if (data !== null && isJsonObject(data.response) && this.replaced.size > 0) {
+        data.response.output = asArray(data.response.output).map((item) => (isJsonObject(item) ? (this.replaced.get(str(item.call_id)) ?? item) : item));
       }
       this.release(ev);
       return undefined;

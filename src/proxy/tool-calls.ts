@@ -1,9 +1,9 @@
 import type { ToolCall } from '../policy/tool-judge.js';
 import type { RouteKind } from './routes.js';
 import { toolCallNotice, type RefusedVerdict, type ToolCallReview } from './tool-calls-review.js';
+import { isJsonObject, parseJsonObject } from '../lib/json.js';
 
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const asArray = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
@@ -26,9 +26,9 @@ const chat: ToolCallShape = {
   extract(body) {
     const out: ToolCall[] = [];
     for (const choice of asArray(body.choices)) {
-      if (!isObject(choice) || !isObject(choice.message)) continue;
+      if (!isJsonObject(choice) || !isJsonObject(choice.message)) continue;
       for (const call of asArray(choice.message.tool_calls)) {
-        if (!isObject(call) || !isObject(call.function)) continue;
+        if (!isJsonObject(call) || !isJsonObject(call.function)) continue;
         out.push({ id: str(call.id), name: str(call.function.name), arguments: argumentsText(call.function.arguments) });
       }
     }
@@ -36,12 +36,12 @@ const chat: ToolCallShape = {
   },
   substitute(body, refused) {
     for (const choice of asArray(body.choices)) {
-      if (!isObject(choice) || !isObject(choice.message)) continue;
+      if (!isJsonObject(choice) || !isJsonObject(choice.message)) continue;
       const message = choice.message;
       const notices: string[] = [];
       const kept = asArray(message.tool_calls).filter((call) => {
-        const verdict = isObject(call) ? refused.get(str(call.id)) : undefined;
-        if (verdict !== undefined && isObject(call) && isObject(call.function)) notices.push(toolCallNotice({ name: str(call.function.name) }, verdict));
+        const verdict = isJsonObject(call) ? refused.get(str(call.id)) : undefined;
+        if (verdict !== undefined && isJsonObject(call) && isJsonObject(call.function)) notices.push(toolCallNotice({ name: str(call.function.name) }, verdict));
         return verdict === undefined;
       });
       if (notices.length === 0) continue;
@@ -58,13 +58,13 @@ const chat: ToolCallShape = {
 const messages: ToolCallShape = {
   extract(body) {
     return asArray(body.content)
-      .filter((b): b is Json => isObject(b) && b.type === 'tool_use')
+      .filter((b): b is Json => isJsonObject(b) && b.type === 'tool_use')
       .map((b) => ({ id: str(b.id), name: str(b.name), arguments: argumentsText(b.input) }));
   },
   substitute(body, refused) {
     let toolUses = 0;
     body.content = asArray(body.content).map((block) => {
-      if (!isObject(block) || block.type !== 'tool_use') return block;
+      if (!isJsonObject(block) || block.type !== 'tool_use') return block;
       const verdict = refused.get(str(block.id));
       if (verdict === undefined) {
         toolUses++;
@@ -84,12 +84,12 @@ export function responsesMessageItem(id: string, text: string): Json {
 const responses: ToolCallShape = {
   extract(body) {
     return asArray(body.output)
-      .filter((item): item is Json => isObject(item) && item.type === 'function_call')
+      .filter((item): item is Json => isJsonObject(item) && item.type === 'function_call')
       .map((item) => ({ id: str(item.call_id), name: str(item.name), arguments: argumentsText(item.arguments) }));
   },
   substitute(body, refused) {
     body.output = asArray(body.output).map((item) => {
-      if (!isObject(item) || item.type !== 'function_call') return item;
+      if (!isJsonObject(item) || item.type !== 'function_call') return item;
       const verdict = refused.get(str(item.call_id));
       return verdict === undefined ? item : responsesMessageItem(`msg_svc_${str(item.call_id)}`, toolCallNotice({ name: str(item.name) }, verdict));
     });
@@ -114,13 +114,8 @@ export function extractToolCalls(kind: RouteKind, body: Json): ToolCall[] {
 export async function reviewResponseToolCalls(kind: RouteKind, body: Buffer, review: ToolCallReview): Promise<Buffer> {
   const shape = SHAPES[kind];
   if (shape === undefined) return body;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body.toString('utf8'));
-  } catch {
-    return body;
-  }
-  if (!isObject(parsed)) return body;
+  const parsed = parseJsonObject(body);
+  if (parsed === null) return body;
   const calls = shape.extract(parsed);
   if (calls.length === 0) return body;
   const verdicts = await review.verdicts(calls);

@@ -1,4 +1,5 @@
 import { FEATURE_FLAGS } from '../../config/settings.js';
+import { isJsonObject } from '../../lib/json.js';
 
 export type StoredSettings = Record<string, unknown>;
 
@@ -42,8 +43,6 @@ const OBJECT_DEFAULTS: Readonly<Record<string, Record<string, unknown>>> = {
   anomaly_enforcement: { enabled: false, minRepeats: 3, minConfidence: 0.8, action: 'HIJACK', categories: [] },
 };
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /**
  * The settings as a read returns them: stored values, a default for every unset key that has one
  * (object settings field by field), keys with neither left out, byocStorage secrets redacted.
@@ -53,10 +52,10 @@ export function readForm(stored: StoredSettings, byocSecretsStored: readonly str
   for (const [key, defaults] of Object.entries(OBJECT_DEFAULTS)) out[key] = { ...defaults };
   for (const [key, value] of Object.entries(stored)) {
     const defaults = OBJECT_DEFAULTS[key];
-    out[key] = defaults !== undefined && isObject(value) ? { ...defaults, ...value } : value;
+    out[key] = defaults !== undefined && isJsonObject(value) ? { ...defaults, ...value } : value;
   }
-  if (isObject(out.sso_group_policy)) out.sso_group_policy = { highRiskTools: [], requiredGroups: [], requireOboFor: [], ...out.sso_group_policy };
-  if (isObject(out.byocStorage)) {
+  if (isJsonObject(out.sso_group_policy)) out.sso_group_policy = { highRiskTools: [], requiredGroups: [], requireOboFor: [], ...out.sso_group_policy };
+  if (isJsonObject(out.byocStorage)) {
     const redacted = Object.fromEntries(byocSecretsStored.map((field) => [field, REDACTED]));
     out.byocStorage = { ...out.byocStorage, ...redacted };
   }

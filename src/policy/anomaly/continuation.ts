@@ -2,17 +2,17 @@ import type { RouteKind } from '../../proxy/routes.js';
 import { carriesExecutingCode } from './code-as-action.js';
 import type { AnomalyFinding, LoopFinding } from './finding.js';
 import { extractHistory, type ToolHistory } from './history.js';
+import { isJsonObject } from '../../lib/json.js';
 
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The model's answer read as a one-turn history, whatever the route's response shape. */
 function answerHistory(kind: RouteKind, answer: unknown): ToolHistory {
-  if (!isObject(answer)) return extractHistory(null);
+  if (!isJsonObject(answer)) return extractHistory(null);
   if (kind === 'messages') return extractHistory({ messages: [{ role: 'assistant', content: answer.content }] });
   if (kind === 'responses') return extractHistory({ input: Array.isArray(answer.output) ? answer.output : [] });
   const choice = Array.isArray(answer.choices) ? answer.choices[0] : undefined;
-  return extractHistory({ messages: isObject(choice) && isObject(choice.message) ? [{ ...choice.message, role: 'assistant' }] : [] });
+  return extractHistory({ messages: isJsonObject(choice) && isJsonObject(choice.message) ? [{ ...choice.message, role: 'assistant' }] : [] });
 }
 
 /**

@@ -5,6 +5,7 @@ import type { PolicyConfig } from '../policy-config.js';
 import { ACT_CONFIDENCE } from './anomaly-policy.js';
 import type { AnomalyDetectorId } from './finding.js';
 import { extractHistory } from './history.js';
+import { isJsonObject } from '../../lib/json.js';
 
 /** A recorded tool-call history with what the detectors must make of it (test/fixtures/anomaly/). */
 export const anomalyFixtureSchema = z.strictObject({
@@ -20,14 +21,13 @@ export const anomalyFixtureSchema = z.strictObject({
 export type AnomalyFixture = z.infer<typeof anomalyFixtureSchema>;
 
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Whether a conversation item hands a tool result back (after which an agent sends its next request). */
 function isResult(item: unknown, wire: AnomalyFixture['wire']): boolean {
-  if (!isObject(item)) return false;
+  if (!isJsonObject(item)) return false;
   if (wire === 'openai') return item.role === 'tool';
   if (wire === 'responses') return item.type === 'function_call_output';
-  return item.role === 'user' && Array.isArray(item.content) && item.content.some((b) => isObject(b) && b.type === 'tool_result');
+  return item.role === 'user' && Array.isArray(item.content) && item.content.some((b) => isJsonObject(b) && b.type === 'tool_result');
 }
 
 /**

@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import { canonicalArguments, canonicalJson } from './canonical.js';
+import { isJsonObject } from '../../lib/json.js';
 
 /** One tool call the model made, with the result the agent sent back (null while none has). */
 export interface ToolCallRecord {
@@ -44,7 +45,6 @@ export interface ToolHistory {
 }
 
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const asArray = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 /** Results are compared after masking what changes between identical runs. */
@@ -58,7 +58,7 @@ function textOf(content: unknown): string {
   let out = '';
   for (const part of asArray(content)) {
     if (typeof part === 'string') out += part;
-    else if (isObject(part) && typeof part.text === 'string') out += (out ? '\n' : '') + part.text;
+    else if (isJsonObject(part) && typeof part.text === 'string') out += (out ? '\n' : '') + part.text;
   }
   return out;
 }
@@ -138,24 +138,24 @@ class HistoryBuilder {
 
 function readChatMessages(messages: unknown[], h: HistoryBuilder): void {
   messages.forEach((m, i) => {
-    if (!isObject(m)) return;
+    if (!isJsonObject(m)) return;
     h.enter(i, m.role === 'assistant');
     if (m.role === 'assistant') {
       if (typeof m.content === 'string') h.assistantText(m.content, i);
       for (const block of asArray(m.content)) {
-        if (!isObject(block)) continue;
+        if (!isJsonObject(block)) continue;
         if (block.type === 'tool_use') h.call(block.id, block.name, block.input, i);
         else if (block.type === 'text' && typeof block.text === 'string') h.assistantText(block.text, i);
       }
       for (const tc of asArray(m.tool_calls)) {
-        if (isObject(tc) && isObject(tc.function)) h.call(tc.id, tc.function.name, tc.function.arguments, i);
+        if (isJsonObject(tc) && isJsonObject(tc.function)) h.call(tc.id, tc.function.name, tc.function.arguments, i);
       }
     } else if (m.role === 'tool') {
       h.result(m.tool_call_id, m.content, false);
     } else if (m.role === 'user') {
-      if (typeof m.content === 'string' || asArray(m.content).some((b) => isObject(b) && b.type === 'text')) h.lastUserMessage = i;
+      if (typeof m.content === 'string' || asArray(m.content).some((b) => isJsonObject(b) && b.type === 'text')) h.lastUserMessage = i;
       for (const block of asArray(m.content)) {
-        if (isObject(block) && block.type === 'tool_result') h.result(block.tool_use_id, block.content, block.is_error === true);
+        if (isJsonObject(block) && block.type === 'tool_result') h.result(block.tool_use_id, block.content, block.is_error === true);
       }
     }
   });
@@ -163,7 +163,7 @@ function readChatMessages(messages: unknown[], h: HistoryBuilder): void {
 
 function readResponsesInput(items: unknown[], h: HistoryBuilder): void {
   items.forEach((item, i) => {
-    if (!isObject(item)) return;
+    if (!isJsonObject(item)) return;
     const isCall = item.type === 'function_call' || item.type === 'custom_tool_call';
     h.enter(i, isCall || item.role === 'assistant');
     if (item.type === 'function_call') h.call(item.call_id, item.name, item.arguments, i);
@@ -177,9 +177,9 @@ function readResponsesInput(items: unknown[], h: HistoryBuilder): void {
 function readTools(tools: unknown): ToolDefinition[] {
   const out: ToolDefinition[] = [];
   for (const t of asArray(tools)) {
-    if (!isObject(t)) continue;
+    if (!isJsonObject(t)) continue;
     // OpenAI chat nests the definition under `function`; Responses and Anthropic do not.
-    const def = isObject(t.function) ? t.function : t;
+    const def = isJsonObject(t.function) ? t.function : t;
     if (typeof def.name !== 'string') continue;
     out.push({
       name: def.name,
@@ -192,8 +192,8 @@ function readTools(tools: unknown): ToolDefinition[] {
 
 function fingerprintOf(body: Json): string {
   const turns = Array.isArray(body.messages) ? body.messages : Array.isArray(body.input) ? body.input : [body.input];
-  const firstUser = turns.find((m) => isObject(m) && m.role === 'user') ?? null;
-  const seed = canonicalJson([body.system ?? body.instructions ?? null, turns.find((m) => isObject(m) && m.role === 'system') ?? null, firstUser]);
+  const firstUser = turns.find((m) => isJsonObject(m) && m.role === 'user') ?? null;
+  const seed = canonicalJson([body.system ?? body.instructions ?? null, turns.find((m) => isJsonObject(m) && m.role === 'system') ?? null, firstUser]);
   return hash('sha256', seed).slice(0, 32);
 }
 
@@ -204,7 +204,7 @@ function fingerprintOf(body: Json): string {
  */
 export function extractHistory(body: unknown): ToolHistory {
   const h = new HistoryBuilder();
-  const json = isObject(body) ? body : {};
+  const json = isJsonObject(body) ? body : {};
   if (Array.isArray(json.messages)) readChatMessages(json.messages, h);
   else if (Array.isArray(json.input)) readResponsesInput(json.input, h);
   return {

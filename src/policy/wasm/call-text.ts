@@ -1,11 +1,11 @@
+import { isJsonObject } from '../../lib/json.js';
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Text of a message content: a string, or the text parts of a list of parts. */
 function contentText(content: unknown): string | null {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return null;
-  const parts = content.filter(isObject).map((p) => (typeof p.text === 'string' ? p.text : typeof p.content === 'string' ? p.content : ''));
+  const parts = content.filter(isJsonObject).map((p) => (typeof p.text === 'string' ? p.text : typeof p.content === 'string' ? p.content : ''));
   return parts.filter((t) => t !== '').join('\n');
 }
 
@@ -14,12 +14,12 @@ function contentText(content: unknown): string | null {
  * Responses API's `input`), or the prompt of a legacy completion, or the embeddings input.
  */
 export function requestText(body: unknown): string | null {
-  if (!isObject(body)) return null;
+  if (!isJsonObject(body)) return null;
   const list = Array.isArray(body.messages) ? body.messages : Array.isArray(body.input) ? body.input : null;
   if (list !== null) {
     const last = list.at(-1);
     if (typeof last === 'string') return last;
-    return isObject(last) ? contentText(last.content ?? last.output) : null;
+    return isJsonObject(last) ? contentText(last.content ?? last.output) : null;
   }
   if (typeof body.input === 'string') return body.input;
   if (typeof body.prompt === 'string') return body.prompt;
@@ -32,16 +32,16 @@ export function requestText(body: unknown): string | null {
  * when it has none.
  */
 export function responseText(body: unknown): string | null {
-  if (!isObject(body)) return null;
+  if (!isJsonObject(body)) return null;
   const parts: string[] = [];
   for (const choice of Array.isArray(body.choices) ? body.choices : []) {
-    if (!isObject(choice)) continue;
+    if (!isJsonObject(choice)) continue;
     if (typeof choice.text === 'string') parts.push(choice.text);
-    if (isObject(choice.message) && typeof choice.message.content === 'string') parts.push(choice.message.content);
+    if (isJsonObject(choice.message) && typeof choice.message.content === 'string') parts.push(choice.message.content);
   }
   if (Array.isArray(body.content)) parts.push(contentText(body.content) ?? '');
   for (const item of Array.isArray(body.output) ? body.output : []) {
-    if (isObject(item) && item.type === 'message') parts.push(contentText(item.content) ?? '');
+    if (isJsonObject(item) && item.type === 'message') parts.push(contentText(item.content) ?? '');
   }
   const text = parts.filter((p) => p !== '').join('\n');
   return text === '' ? null : text;

@@ -1,0 +1,13 @@
+import t from 'tap';
+import { isJsonObject, parseJsonObject } from '../../src/lib/json.js';
+
+t.test('isJsonObject: plain objects only', async (t) => {
+  t.ok(isJsonObject({}));
+  t.ok(isJsonObject({ a: 1 }));
+  for (const v of [null, [], [1], 'x', 1, true, undefined]) t.notOk(isJsonObject(v), JSON.stringify(v) ?? 'undefined');
+});
+
+t.test('parseJsonObject: an object body parsed; anything else null', async (t) => {
+  t.same(parseJsonObject(Buffer.from('{"a":[1,{"b":null}]}')), { a: [1, { b: null }] });
+  for (const text of ['', '{', '[1,2]', '"x"', '3', 'null']) t.equal(parseJsonObject(Buffer.from(text)), null, text || 'empty');
+});
