@@ -42,8 +42,9 @@ const CASES: Record<string, { ok: unknown[]; bad: unknown[] }> = {
   mcpInjectionPatterns: { ok: [[rep('p', 512)], list(200)], bad: [[''], [rep('p', 513)], list(201)] },
   mcpAnomalyMode: { ok: ['enforce', 'warn', 'off'], bad: ['on'] },
   mcpAnomalyOverrides: {
-    ok: [{ consecutive_repeat: 'steer', ping_pong_cycle: 'reask', landmark_cycle: 'kill', tool_diversity_collapse: 'off', code_as_action: 'off', tool_poisoning: 'kill', dlp_escalation: 'steer' }],
-    bad: [{ unknown_detector: 'kill' }, { tool_poisoning: 'explode' }],
+    // Each detector at or below its ceiling; an override above it (landmark_cycle's is steer) is refused.
+    ok: [{ consecutive_repeat: 'steer', ping_pong_cycle: 'reask', landmark_cycle: 'steer', tool_diversity_collapse: 'off', code_as_action: 'off', tool_poisoning: 'kill', dlp_escalation: 'steer' }],
+    bad: [{ unknown_detector: 'kill' }, { tool_poisoning: 'explode' }, { landmark_cycle: 'kill' }, { tool_diversity_collapse: 'reask' }],
   },
   allowedModels: { ok: [[rep('m', 256)], list(512), []], bad: [[''], [rep('m', 257)], list(513), null] },
   egressMode: { ok: ['off', 'monitor', 'enforce'], bad: ['block'] },

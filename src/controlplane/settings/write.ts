@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { READ_ONLY_SETTINGS, REMOVED_SETTINGS, workspaceSettingsSchema, type WorkspaceSettings } from '../../config/settings.js';
+import { anomalySettingsIssues } from '../../policy/anomaly/anomaly-policy.js';
 import { COST_POSTURES, ownedValues, POSTURE_LABEL_KEYS, SECURITY_POSTURES } from './postures.js';
 import { BYOC_SECRET_FIELDS, REDACTED, type StoredSettings } from './read-form.js';
 
@@ -9,7 +10,8 @@ const NULL_CLEARS = new Set(['sso_group_policy', 'piiDetectors', 'upstreamRetry'
 
 /**
  * A PUT /workspace/settings body: a non-empty object whose keys are neither removed nor read-only,
- * then seed 001's schema (unknown keys and fields named, every bound checked).
+ * then seed 001's schema (unknown keys and fields named, every bound checked), and no anomaly
+ * override above its detector's ceiling (an override may lower a detector, never raise it).
  */
 export const settingsWriteBody = z
   .record(z.string(), z.unknown(), { message: 'the body must be a JSON object of settings keys' })
@@ -20,7 +22,10 @@ export const settingsWriteBody = z
       if (READ_ONLY.has(key)) ctx.addIssue({ code: 'custom', path: [key], message: `${key} is read-only: the server sets it` });
     }
   })
-  .pipe(workspaceSettingsSchema);
+  .pipe(workspaceSettingsSchema)
+  .superRefine((settings, ctx) => {
+    for (const message of anomalySettingsIssues(settings)) ctx.addIssue({ code: 'custom', path: ['mcpAnomalyOverrides'], message });
+  });
 
 export type ByocSecrets = Partial<Record<(typeof BYOC_SECRET_FIELDS)[number], string>>;
 
