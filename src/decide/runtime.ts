@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Logger } from '../lib/logger.js';
 import { readEngineConfig, type EngineConfig } from './engine-config.js';
 import { DecideEngine } from './evaluate.js';
@@ -23,6 +24,11 @@ export class DecideRuntime {
   readonly engine: DecideEngine;
   /** The judge of tool calls in responses, for the relay's tool-call holding. */
   readonly tools: DecideToolJudge;
+  /**
+   * Identifies what this runtime would judge differently: its rules, unreadable lines, model and
+   * pins. Part of the exact cache key, so an answer judged under other rules is not replayed.
+   */
+  readonly fingerprint: string;
   private readonly legacyEngine: DecideEngine | null;
   private readonly freeText: FreeTextJudge | null;
   private readonly responseJudges: ResponseJudge[];
@@ -37,6 +43,18 @@ export class DecideRuntime {
       legacy?.typed != null ? new DecideEngine({ config: legacy.engine, rules: [], pins: {}, logger, legacy: { rule: legacy.typed.rule, scoring: legacy.typed.scoring } }) : null;
     this.freeText = legacy?.freeText ?? null;
     this.freeTextDecides = legacy !== null && legacy.typed === null && this.freeText !== null;
+    this.fingerprint = createHash('sha256')
+      .update(
+        JSON.stringify([
+          options.loaded.rules.map((r) => r.hash).sort(),
+          options.loaded.unreadable.map((u) => `${u.file}:${u.line}`),
+          options.engine.model,
+          options.pins,
+          legacy !== null,
+        ]),
+      )
+      .digest('hex')
+      .slice(0, 16);
     this.tools = new DecideToolJudge(this.engine, { logger, unreadable: options.loaded.unreadable });
     this.responseJudges = [new ResponseJudge(this.engine, { logger })];
     if (this.legacyEngine !== null) {

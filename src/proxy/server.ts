@@ -335,10 +335,10 @@ export class ProxyServer implements ExchangeHooks {
         now: this.now(),
       });
       ex.metered = true;
-      // The policy version and the WASM rules are part of the key: an answer judged under others is not reused.
+      // The policy version, the WASM rules and the decide rules are part of the key: an answer judged under others is not reused.
       const cacheKey =
         config.settings.featureFlags?.ff_response_cache_exact === true && isCacheable(envelope.data)
-          ? exactCacheKey(`${route.kind}@${policy.version}@${this.wasmRules.generation}`, envelope.data)
+          ? exactCacheKey(`${route.kind}@${policy.version}@${this.wasmRules.generation}@${active.decide?.fingerprint ?? '-'}`, envelope.data)
           : null;
       const caller = { workspace: ex.workspace, model, harness: ex.headers.harness, session: ex.headers.session };
       const [inspection, budget, cached, ruling] = await Promise.all([
