@@ -2,9 +2,9 @@ import t from 'tap';
 import { WebSocket } from 'undici';
 import { hashKey } from '../../src/config/runtime.js';
 import { gatewayConfigDocumentSchema } from '../../src/config/sync-document.js';
-import { api, memberWithRole, postgresUrl, signUp, startTestControlPlane, type Account, type Backend, type TestControlPlane } from '../helpers/controlplane.js';
+import { api, memberWithRole, signUp, startTestControlPlane, type Account, type Backend, type TestControlPlane } from '../helpers/controlplane.js';
 
-const backends: Backend[] = (await postgresUrl()) === undefined ? ['pglite'] : ['pglite', 'postgres'];
+const backends: Backend[] = ['pglite', 'postgres'];
 
 // The sync path end to end on each storage backend.
 for (const backend of backends) {

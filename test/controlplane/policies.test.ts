@@ -1,8 +1,8 @@
 import t from 'tap';
-import { api, memberWithRole, postgresUrl, signUp, startTestControlPlane, type Account, type Backend, type TestControlPlane } from '../helpers/controlplane.js';
+import { api, memberWithRole, signUp, startTestControlPlane, type Account, type Backend, type TestControlPlane } from '../helpers/controlplane.js';
 import { DROP_TABLE_RECORD } from '../helpers/decide.js';
 
-const backends: Backend[] = (await postgresUrl()) === undefined ? ['pglite'] : ['pglite', 'postgres'];
+const backends: Backend[] = ['pglite', 'postgres'];
 
 const DROP = DROP_TABLE_RECORD;
 const LEAK = { id: 'no-secret-echo', on: 'response', questions: { leaks: { type: 'yes_no', ask: 'Does the answer print a secret?' } }, when: 'leaks' };

@@ -35,7 +35,7 @@ async function exercise(t: Tap.Test, cp: TestControlPlane) {
 }
 
 for (const backend of ['pglite', 'postgres'] as Backend[]) {
-  t.test(`${backend}: the same schema, migrations and queries`, { skip: backend === 'postgres' && pg === undefined ? 'no PostgreSQL on this machine' : false }, async (t) => {
+  t.test(`${backend}: the same schema, migrations and queries`, async (t) => {
     const cp = await startTestControlPlane(t, { backend });
     t.equal(cp.db.kind, backend);
     const owner = await exercise(t, cp);
@@ -51,7 +51,7 @@ for (const backend of ['pglite', 'postgres'] as Backend[]) {
   });
 }
 
-t.test('postgres: everything lives in the schema it is given', { skip: pg === undefined ? 'no PostgreSQL on this machine' : false }, async (t) => {
+t.test('postgres: everything lives in the schema it is given', async (t) => {
   const cp = await startTestControlPlane(t, { backend: 'postgres' });
   const [row] = await cp.db.query<{ schema: string }>(`SELECT table_schema AS schema FROM information_schema.tables WHERE table_name = 'workspaces' AND table_schema = current_schema()`);
   t.match(row?.schema, /^svc_test_/);

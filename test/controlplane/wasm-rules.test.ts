@@ -1,10 +1,10 @@
 import t from 'tap';
 import { readFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
-import { api, memberWithRole, postgresUrl, signUp, startTestControlPlane, type Backend, type TestControlPlane } from '../helpers/controlplane.js';
+import { api, memberWithRole, signUp, startTestControlPlane, type Backend, type TestControlPlane } from '../helpers/controlplane.js';
 import { compileRules } from '../helpers/wasm.js';
 
-const backends: Backend[] = (await postgresUrl()) === undefined ? ['pglite'] : ['pglite', 'postgres'];
+const backends: Backend[] = ['pglite', 'postgres'];
 const modules = await compileRules(t, ['destructive-shell', 'force-push', 'wrong-abi', 'block-everything']);
 const base64 = async (name: keyof typeof modules) => (await readFile(modules[name])).toString('base64');
 const sha = async (name: keyof typeof modules) => createHash('sha256').update(await readFile(modules[name])).digest('hex');

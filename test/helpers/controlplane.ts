@@ -5,29 +5,15 @@ import pg from 'pg';
 import { request } from 'undici';
 import { startControlPlane, type RunningControlPlane } from '../../src/controlplane/start.js';
 import { createLogger } from '../../src/lib/logger.js';
+import { postgresUrl } from './postgres.js';
+
+export { postgresUrl };
 
 interface Teardown {
   teardown(fn: () => unknown): void;
 }
 
 export type Backend = 'pglite' | 'postgres';
-
-const LOCAL_POSTGRES = 'postgres://postgres@127.0.0.1:5432/test';
-
-/** $DATABASE_URL, else the local PostgreSQL if one answers, else undefined (the PostgreSQL variant is skipped). */
-export async function postgresUrl(): Promise<string | undefined> {
-  if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
-  const client = new pg.Client({ connectionString: LOCAL_POSTGRES, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    return LOCAL_POSTGRES;
-  } catch {
-    return undefined;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
 
 export interface TestControlPlane extends RunningControlPlane {
   url: string;
@@ -51,7 +37,6 @@ export async function startTestControlPlane(t: Teardown, opts: TestControlPlaneO
   let schema: string | undefined;
   if (opts.backend === 'postgres') {
     databaseUrl = await postgresUrl();
-    if (databaseUrl === undefined) throw new Error('no PostgreSQL available');
     schema = `svc_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
     const url = databaseUrl;
     const dropSchema = schema;
