@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startMockProvider } from '../../bench/mock/provider.js';
 import { api, signUp, startTestControlPlane } from '../helpers/controlplane.js';
-import { CLI, spawnProxy } from '../helpers/proxy.js';
+import { CLI, spawnCommand, spawnProxy } from '../helpers/proxy.js';
 
 async function tempHome(t: Tap.Test) {
   const home = await mkdtemp(join(tmpdir(), 'svc-cli-cp-'));
@@ -14,27 +14,11 @@ async function tempHome(t: Tap.Test) {
   return home;
 }
 
-/** `svc controlplane` as a child process; resolves once it prints its ready line. */
+/** `svc controlplane` as a child process on a free port, with the embedded storage unless told otherwise. */
 async function spawnControlPlane(t: Tap.Test, args: string[], env: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, [CLI, 'controlplane', '--port', '0', ...args], { env: { ...process.env, SVC_LOG_LEVEL: 'warn', DATABASE_URL: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  const exited = once(child, 'exit').then(([code]) => code as number | null);
-  t.teardown(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    return exited;
-  });
-  const readyLine = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      const nl = out.indexOf('\n');
-      if (nl >= 0) resolve(out.slice(0, nl));
-    });
-    void exited.then((code) => reject(new Error(`exited with ${code}: ${stderr}`)));
-  });
-  const port = Number(/:(\d+)\/api\/v1/.exec(readyLine)?.[1]);
-  return { child, exited, readyLine, url: `http://127.0.0.1:${port}` };
+  const cp = await spawnCommand(t, ['controlplane', '--port', '0', ...args], { DATABASE_URL: '', ...env });
+  const port = Number(/:(\d+)\/api\/v1/.exec(cp.readyLine)?.[1]);
+  return { ...cp, url: `http://127.0.0.1:${port}` };
 }
 
 t.test('svc controlplane: embedded storage under SVC_HOME, a 0600 key file, stops cleanly on SIGTERM', async (t) => {

@@ -8,18 +8,7 @@ import { api, signUp, startTestControlPlane, type Account, type TestControlPlane
 import { DROP_TABLE_RECORD, MODEL, pinFor, rule, startModel } from '../helpers/decide.js';
 import { spawnProxy, type SpawnedProxy } from '../helpers/proxy.js';
 import { compileRules } from '../helpers/wasm.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
+import { until } from '../helpers/until.js';
 
 const DROP = DROP_TABLE_RECORD;
 

@@ -7,18 +7,7 @@ import { startMockProvider } from '../../bench/mock/provider.js';
 import { api, signUp, startTestControlPlane, type Account, type TestControlPlane } from '../helpers/controlplane.js';
 import { SwitchableLink } from '../helpers/link.js';
 import { spawnProxy, type SpawnedProxy } from '../helpers/proxy.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
+import { until } from '../helpers/until.js';
 
 async function tempHome(t: Tap.Test): Promise<string> {
   const home = await mkdtemp(join(tmpdir(), 'svc-proxy-home-'));

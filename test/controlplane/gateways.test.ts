@@ -3,6 +3,7 @@ import { WebSocket } from 'undici';
 import { hashKey } from '../../src/config/runtime.js';
 import { gatewayConfigDocumentSchema } from '../../src/config/sync-document.js';
 import { api, memberWithRole, signUp, startTestControlPlane, type Account, type Backend, type TestControlPlane } from '../helpers/controlplane.js';
+import { until } from '../helpers/until.js';
 
 const backends: Backend[] = ['pglite', 'postgres'];
 
@@ -31,16 +32,6 @@ for (const backend of backends) {
         socket.addEventListener('error', reject);
       });
       return messages;
-    }
-
-    async function until<T>(probe: () => T | undefined, timeoutMs = 5000): Promise<T> {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const v = probe();
-        if (v !== undefined) return v;
-        if (Date.now() > deadline) throw new Error('timed out');
-        await new Promise((r) => setTimeout(r, 10));
-      }
     }
 
     t.test('the config document: everything the proxy needs, valid under the proxy schema, with key hashes the proxy matches', async (t) => {
@@ -101,7 +92,7 @@ for (const backend of backends) {
     t.test('every settings, credentials, keys or budget write and policy-invalidate bumps the version and is announced on the socket at once', async (t) => {
       const { owner, gatewayId } = await withGateway(t);
       const messages = await listen(t, owner.apiKey);
-      const start = (await until(() => messages[0])).version;
+      const start = (await until('the current version on connect', () => messages[0])).version;
       t.equal(start, (await config(owner, gatewayId)).body.version, 'the current version on connect');
       const writes: Array<[string, () => Promise<unknown>]> = [
         ['settings', () => api(cp, 'PUT', '/workspace/settings', { token: owner.accessToken, body: { allowedModels: ['a'] } })],
@@ -116,7 +107,7 @@ for (const backend of backends) {
       for (const [what, write] of writes) {
         await write();
         expected++;
-        const announced = await until(() => messages.find((m) => m.version === expected));
+        const announced = await until(`version ${expected} announced`, () => messages.find((m) => m.version === expected));
         t.match(announced, { type: 'config', workspaceId: owner.workspaceId }, `${what} announced`);
         t.equal((await config(owner, gatewayId)).body.version, expected, `${what} bumped the version`);
       }
@@ -125,9 +116,9 @@ for (const backend of backends) {
       t.equal((await config(owner, gatewayId)).body.version, expected, 'a refused write bumps nothing');
       const other = await signUp(cp);
       const otherMessages = await listen(t, other.apiKey);
-      await until(() => otherMessages[0]);
+      await until("the other workspace's socket", () => otherMessages[0]);
       await api(cp, 'POST', '/mcp-daemon/policy-invalidate', { token: owner.apiKey });
-      await until(() => messages.find((m) => m.version === expected + 1));
+      await until(`version ${expected + 1} announced`, () => messages.find((m) => m.version === expected + 1));
       t.equal(otherMessages.length, 1, 'another workspace hears nothing');
     });
 

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { traceId } from '../../src/lib/ids.js';
 import { api, signUp, startTestControlPlane, type Account } from '../helpers/controlplane.js';
+import { traceRecord } from '../helpers/traces.js';
 
 const cp = await startTestControlPlane(t);
 
@@ -14,32 +15,19 @@ interface Shipped {
 
 function trace(over: Partial<Shipped> & { at: number }): Shipped {
   const { at, ...rest } = over;
-  return {
+  const base = traceRecord({
     id: traceId(at),
     time: new Date(at).toISOString(),
     workspace: 'ignored',
     session: 'sess-1',
-    harness: null,
-    route: '/v1/chat/completions',
     model: 'gpt-4o-mini',
-    provider: 'openai',
-    stream: false,
-    status: 200,
     latencyMs: 12,
     ttfbMs: 5,
     inputTokens: 100,
     outputTokens: 50,
     costUsd: 0.01,
-    enforcement: 'BYPASS',
-    error: null,
-    findings: [],
-    shadow: false,
-    usageEstimated: false,
-    warnings: [],
-    attempts: [],
-    cache: null,
-    ...rest,
-  };
+  });
+  return { ...base, ...rest };
 }
 
 async function ship(owner: Account, traces: Shipped[]) {

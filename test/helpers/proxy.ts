@@ -48,19 +48,26 @@ export async function startProxy(
 
 export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
-export interface SpawnedProxy {
+export interface SpawnedCommand {
   child: ChildProcess;
-  url: string;
-  port: number;
+  /** The first line the command printed on stdout. */
   readyLine: string;
   stderr(): string;
   /** Resolves with the exit code once the process is gone. */
   exited: Promise<number | null>;
 }
 
-/** The real `svc proxy` command from dist/, as a child process, killed when the test ends. */
-export async function spawnProxy(t: Teardown, args: string[], env: NodeJS.ProcessEnv = {}): Promise<SpawnedProxy> {
-  const child = spawn(process.execPath, [CLI, 'proxy', '--port', '0', ...args], {
+export interface SpawnedProxy extends SpawnedCommand {
+  url: string;
+  port: number;
+}
+
+/**
+ * A real `svc <command>` from dist/ as a child process, once it has printed its ready line; killed
+ * when the test ends. Rejects with its stderr if it exits first.
+ */
+export async function spawnCommand(t: Teardown, args: string[], env: NodeJS.ProcessEnv = {}): Promise<SpawnedCommand> {
+  const child = spawn(process.execPath, [CLI, ...args], {
     env: { ...process.env, SVC_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -78,8 +85,14 @@ export async function spawnProxy(t: Teardown, args: string[], env: NodeJS.Proces
       const nl = out.indexOf('\n');
       if (nl >= 0) resolve(out.slice(0, nl));
     });
-    void exited.then((code) => reject(new Error(`proxy exited with ${code} before it was ready: ${stderr}`)));
+    void exited.then((code) => reject(new Error(`svc ${args[0]} exited with ${code} before it was ready: ${stderr}`)));
   });
-  const port = Number(/:(\d+) /.exec(readyLine)?.[1]);
-  return { child, url: `http://127.0.0.1:${port}`, port, readyLine, stderr: () => stderr, exited };
+  return { child, readyLine, stderr: () => stderr, exited };
+}
+
+/** The real `svc proxy` command, on a free port. */
+export async function spawnProxy(t: Teardown, args: string[], env: NodeJS.ProcessEnv = {}): Promise<SpawnedProxy> {
+  const proxy = await spawnCommand(t, ['proxy', '--port', '0', ...args], env);
+  const port = Number(/:(\d+) /.exec(proxy.readyLine)?.[1]);
+  return { ...proxy, url: `http://127.0.0.1:${port}`, port };
 }

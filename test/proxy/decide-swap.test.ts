@@ -9,20 +9,11 @@ import { loadRules } from '../../src/decide/sop-loader.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { DROP_TABLE_RECORD, MODEL, pinFor, rule, startModel, tempDir } from '../helpers/decide.js';
 import { startProxy } from '../helpers/proxy.js';
+import { until } from '../helpers/until.js';
 
 const VK = 'vk_test_agent_000001';
 const DROP = DROP_TABLE_RECORD;
 const COMMAND = 'psql -c "DROP TABLE users"';
-
-async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** An upstream that answers every chat with a bash tool call, holding the ones that say HOLD until released. */
 async function gatedUpstream(t: Tap.Test) {

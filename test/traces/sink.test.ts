@@ -2,32 +2,9 @@ import t from 'tap';
 import { readFile, readdir } from 'node:fs/promises';
 import { TraceSink } from '../../src/traces/sink.js';
 import type { TraceRecord } from '../../src/traces/trace.js';
+import { traceRecord } from '../helpers/traces.js';
 
-const record = (i: number): TraceRecord => ({
-  id: `tr_${i}`,
-  time: new Date(0).toISOString(),
-  workspace: 'w',
-  session: null,
-  harness: null,
-  route: '/v1/chat/completions',
-  model: 'gpt-4o',
-  provider: 'openai',
-  stream: false,
-  status: 200,
-  latencyMs: 1,
-  ttfbMs: 1,
-  inputTokens: 1,
-  outputTokens: 1,
-  costUsd: 0,
-  enforcement: 'BYPASS',
-  error: null,
-  findings: [],
-  shadow: false,
-  usageEstimated: false,
-  warnings: [],
-  attempts: [],
-  cache: null,
-});
+const record = (i: number): TraceRecord => traceRecord({ id: `tr_${i}` });
 
 t.test('the ring keeps the newest records, oldest first', async (t) => {
   const sink = new TraceSink({ dir: undefined, ringSize: 3 });
