@@ -3,7 +3,7 @@
 // `node bench/attack/dataplane.js [--cli …] [--only 4,7]`, or with every other section through run.js.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readdir, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -34,7 +34,7 @@ async function mock(ctx) {
 }
 
 /** `svc proxy` on a free port; `{ url, child, exited }`. Stopped (SIGKILL) with the section. */
-async function proxy(ctx, { args = [], env = {}, config } = {}) {
+async function proxy(ctx, { args = [], env = {}, config, nodeArgs = [] } = {}) {
   const home = env.SVC_HOME ?? (await ctx.tempDir('svc-attack-proxy-'));
   const extra = [];
   if (config !== undefined) {
@@ -42,7 +42,7 @@ async function proxy(ctx, { args = [], env = {}, config } = {}) {
     await writeFile(file, JSON.stringify(config));
     extra.push('--config', file);
   }
-  const child = spawn(process.execPath, [ctx.options.cli, 'proxy', '--port', '0', '--threads', '1', ...extra, ...args], {
+  const child = spawn(process.execPath, [...nodeArgs, ctx.options.cli, 'proxy', '--port', '0', '--threads', '1', ...extra, ...args], {
     env: { ...process.env, SVC_LOG_LEVEL: 'error', SVC_HOME: home, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -126,8 +126,12 @@ const item4 = {
   title: 'large bodies never freeze the proxy',
   async run(ctx, tally) {
     const m = await mockProcess(ctx);
-    const p = await proxy(ctx, { args: ['--upstream-url', m.url] });
-    const keys = 1_000_000;
+    // The proxy's own main thread is profiled: on a shared 2-core machine a /health round trip also
+    // waits for the cores the worker, the mock and this process are using, which is not the proxy
+    // blocking. The bound is on the longest stretch the main thread was busy without a break.
+    const profiles = await ctx.tempDir('svc-attack-profile-');
+    const p = await proxy(ctx, { args: ['--upstream-url', m.url], nodeArgs: ['--cpu-prof', '--cpu-prof-dir', profiles, '--cpu-prof-interval', '250'] });
+    const keys = 2_000_000;
     const parts = ['{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"metadata":{'];
     for (let i = 0; i < keys; i++) parts.push(`${i ? ',' : ''}"k${i}":1`);
     parts.push('}}');
@@ -143,9 +147,46 @@ const item4 = {
     }
     const answer = await big;
     tally.check(`a ${(body.length / 1e6).toFixed(0)} MB body of ${keys / 1e6} M keys is served`, answer.status === 200, `status ${answer.status}`);
-    tally.check(`/health stays responsive meanwhile (slowest ${Math.round(slowest)} ms; bound 50 ms)`, slowest <= 50, `a /health took ${Math.round(slowest)} ms`);
+    p.child.kill('SIGTERM');
+    await p.exited;
+    const blocked = await longestBusyStretch(profiles);
+    tally.check(
+      `the main thread is never busy for more than 50 ms meanwhile (longest ${blocked.toFixed(0)} ms; /health round trips up to ${Math.round(slowest)} ms on this machine)`,
+      blocked <= 50,
+      `the main thread was busy for ${blocked.toFixed(0)} ms without a break`,
+    );
   },
 };
+
+/**
+ * The longest run of non-idle samples in the main thread's CPU profile, in ms, after start-up:
+ * everything before the first 100 ms idle gap (the proxy waiting for its first request) is
+ * start-up and not counted.
+ */
+async function longestBusyStretch(dir) {
+  // Worker threads write their own profiles; the main thread's is the one with thread id 0.
+  const file = (await readdir(dir)).find((f) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(f));
+  if (file === undefined) return Infinity;
+  const profile = JSON.parse(await readFile(join(dir, file), 'utf8'));
+  const idle = new Set(profile.nodes.filter((n) => n.callFrame.functionName === '(idle)').map((n) => n.id));
+  let started = false;
+  let busy = 0;
+  let idleFor = 0;
+  let longest = 0;
+  profile.samples.forEach((id, i) => {
+    const dt = profile.timeDeltas[i] / 1000;
+    if (idle.has(id)) {
+      idleFor += dt;
+      if (idleFor >= 100) started = true;
+      busy = 0;
+    } else {
+      idleFor = 0;
+      busy += dt;
+      if (started) longest = Math.max(longest, busy);
+    }
+  });
+  return longest;
+}
 
 /** A private redis-server on a free port; `stop()` kills it. */
 async function redisServer(ctx) {
