@@ -13,6 +13,7 @@ import { startRedis } from './lib/redis.js';
 import { runLoad } from './lib/load-generator.js';
 import { parseOptions, selectWork, usage, UsageError } from './lib/options.js';
 import { cpuTimeUs, peakRssBytes } from './lib/proc-stats.js';
+import { compareToBaseline, formatComparison, readBaseline } from './lib/baseline.js';
 import { formatReport, gitCommit, machine, writeReport } from './lib/report.js';
 import { shapeOf } from './lib/scenarios.js';
 import { installedRulesDir } from './lib/wasm-rules.js';
@@ -51,9 +52,18 @@ async function main(args) {
   for (const benchmark of work.micro) micro.push(await runMicro(benchmark));
 
   const report = { machine: machine(), commit: gitCommit(), date, options, scenarios, micro };
-  await writeReport(options.out, report);
-  process.stdout.write(options.jsonOnly ? `${JSON.stringify(report, null, 2)}\n` : `${formatReport(report)}\nresults: ${displayPath(options.out)}\n`);
-  return [...scenarios, ...micro].some((result) => result.status === 'failed') ? 1 : 0;
+  const baseline = await readBaseline(options.baseline);
+  const comparison = baseline === null ? null : compareToBaseline(report, baseline);
+  await writeReport(options.out, { ...report, baseline: comparison });
+  if (options.saveBaseline) await writeReport(options.baseline, report);
+  const compared = comparison === null ? `no baseline at ${displayPath(options.baseline)}` : formatComparison(comparison);
+  process.stdout.write(
+    options.jsonOnly
+      ? `${JSON.stringify({ ...report, baseline: comparison }, null, 2)}\n`
+      : `${formatReport(report)}\n${compared}\n\nresults: ${displayPath(options.out)}${options.saveBaseline ? `; saved as the baseline` : ''}\n`,
+  );
+  if ([...scenarios, ...micro].some((result) => result.status === 'failed')) return 1;
+  return options.failOnRegression && comparison?.rows.some((row) => row.regressed) ? 3 : 0;
 }
 
 /**

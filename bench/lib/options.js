@@ -3,6 +3,7 @@
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { MICRO_BENCHMARKS } from '../micro/index.js';
+import { DEFAULT_BASELINE } from './baseline.js';
 import { SCENARIOS } from './scenarios.js';
 
 export const DEFAULT_OUT = fileURLToPath(new URL('../results/latest.json', import.meta.url));
@@ -19,6 +20,9 @@ export const DEFAULT_OUT = fileURLToPath(new URL('../results/latest.json', impor
  * @property {number | undefined} threads  passed to the proxy
  * @property {boolean} prof
  * @property {string} out
+ * @property {string} baseline  the report each scenario's CPU per request is compared with
+ * @property {boolean} saveBaseline
+ * @property {boolean} failOnRegression
  * @property {boolean} jsonOnly
  * @property {boolean} help
  */
@@ -49,6 +53,10 @@ Options:
   --prof                run the proxy under node --cpu-prof; a .cpuprofile per scenario goes to bench/results/
   --out FILE            where the JSON results go (default bench/results/latest.json)
   --json-only           print the JSON results instead of the table
+  --baseline FILE       the report to compare CPU per request with (default bench/results/baseline.json);
+                        a scenario more than 20% above it is flagged REGRESSION
+  --save-baseline       also write this run's results as the baseline
+  --fail-on-regression  exit with 3 when a scenario is flagged
   --help                show this help
 `;
 }
@@ -71,6 +79,9 @@ export function parseOptions(args) {
     threads: positiveInteger('--threads', values.threads),
     prof: values.prof === true,
     out: values.out ?? DEFAULT_OUT,
+    baseline: values.baseline ?? DEFAULT_BASELINE,
+    saveBaseline: values['save-baseline'] === true,
+    failOnRegression: values['fail-on-regression'] === true,
     jsonOnly: values['json-only'] === true,
     help: values.help === true,
   };
@@ -91,6 +102,9 @@ function parseFlags(args) {
         threads: { type: 'string' },
         prof: { type: 'boolean' },
         out: { type: 'string' },
+        baseline: { type: 'string' },
+        'save-baseline': { type: 'boolean' },
+        'fail-on-regression': { type: 'boolean' },
         'json-only': { type: 'boolean' },
         help: { type: 'boolean' },
       },

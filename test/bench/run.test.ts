@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -60,14 +60,19 @@ interface Report {
   options: { durationS: number };
   scenarios: Scenario[];
   micro: unknown[];
+  baseline: { commit: string | null; rows: Array<{ scenario: string; baselineUs: number; nowUs: number; regressed: boolean }> } | null;
 }
 
 t.test('a one-second chat run measures both sides and the proxy process', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'bench-test-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const out = join(dir, 'results.json');
+  // A baseline no real run can match: the chat scenario is flagged against it.
+  const baseline = join(dir, 'baseline.json');
+  const cheap = { name: 'chat', status: 'ok', sides: { proxy: { cpuUsPerRequest: 1 } } };
+  await writeFile(baseline, JSON.stringify({ machine: { cores: 1, cpuModel: 'other' }, commit: 'abc1234', date: '2026-01-01T00:00:00.000Z', scenarios: [cheap], micro: [] }));
 
-  const run = await bench(t, ['chat', '--duration', '1', '--warmup', '0.5', '--connections', '4', '--json-only', '--out', out]);
+  const run = await bench(t, ['chat', '--duration', '1', '--warmup', '0.5', '--connections', '4', '--json-only', '--out', out, '--baseline', baseline]);
   t.equal(run.code, 0, run.stderr);
 
   const printed = JSON.parse(run.stdout) as Report;
@@ -92,6 +97,24 @@ t.test('a one-second chat run measures both sides and the proxy process', async 
     t.ok(side.peakRssMiB > 10, `${name}: peak RSS ${side.peakRssMiB} MiB`);
   }
   t.same(Object.keys(chat.sides ?? {}), ['direct', 'proxy']);
+  t.equal(printed.baseline?.commit, 'abc1234', 'compared with the baseline given');
+  t.match(printed.baseline?.rows, [{ scenario: 'chat', baselineUs: 1, regressed: true }], 'a rise past 20% is flagged');
+});
+
+t.test('--fail-on-regression exits 3 when a scenario is flagged; --save-baseline writes the run as the baseline', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'bench-test-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const baseline = join(dir, 'baseline.json');
+  const cheap = { name: 'chat', status: 'ok', sides: { proxy: { cpuUsPerRequest: 1 } } };
+  await writeFile(baseline, JSON.stringify({ machine: { cores: 1, cpuModel: 'other' }, commit: null, date: '2026-01-01T00:00:00.000Z', scenarios: [cheap], micro: [] }));
+  const flagged = await bench(t, ['chat', '--duration', '0.5', '--warmup', '0', '--connections', '2', '--out', join(dir, 'a.json'), '--baseline', baseline, '--fail-on-regression']);
+  t.equal(flagged.code, 3, flagged.stderr);
+  t.match(flagged.stdout, /chat\s+1 →\s+\d+\s+\+\d+%\s+REGRESSION/);
+
+  const saved = await bench(t, ['chat', '--duration', '0.5', '--warmup', '0', '--connections', '2', '--out', join(dir, 'b.json'), '--baseline', baseline, '--save-baseline']);
+  t.equal(saved.code, 0, saved.stderr);
+  const written = JSON.parse(await readFile(baseline, 'utf8')) as Report;
+  t.ok((written.scenarios[0]?.sides?.proxy.cpuUsPerRequest ?? 0) > 1, 'the baseline now holds this run');
 });
 
 t.test('unknown names are refused with the list of known ones', async (t) => {
