@@ -40,6 +40,7 @@ export function mcpCallTrace(call: McpCallRecord): TraceRecord {
     status: 200,
     latencyMs: call.latencyMs,
     ttfbMs: null,
+    overheadMs: null,
     inputTokens: null,
     outputTokens: null,
     costUsd: null,

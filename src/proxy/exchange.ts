@@ -67,6 +67,11 @@ export class Exchange {
   /** Writes made in this tick, sent together in one cork when the tick's synchronous work is done. */
   private pending: Buffer[] = [];
   private pendingFlushQueued = false;
+  /** When the first upstream attempt went out and when the upstream last finished answering (performance.now; 0 = not yet). */
+  private upstreamSentAt = 0;
+  private upstreamDoneAt = 0;
+  /** The proxy's own time up to the status line (see overheadMs), once it went out. */
+  private overheadAtHeaders: number | null = null;
 
   /** SHA-256 of the virtual key the caller authenticated with (not on the trace; a hold names its requester by it). */
   keySha256: string | undefined;
@@ -138,9 +143,31 @@ export class Exchange {
     this.settle();
   }
 
+  /** The first upstream attempt is going out now. */
+  markUpstreamSent(): void {
+    if (this.upstreamSentAt === 0) this.upstreamSentAt = performance.now();
+  }
+
+  /** The upstream has answered all the proxy waits for before it responds (the whole body, or a stream's first events). */
+  markUpstreamDone(): void {
+    this.upstreamDoneAt = performance.now();
+  }
+
+  /**
+   * The proxy's own milliseconds from intake to now: everything except the span from the first
+   * upstream attempt going out to the upstream's answer (retries and their backoff included in
+   * that span, as they are spent waiting on the upstream).
+   */
+  private overheadMs(): number {
+    const elapsed = performance.now() - this.startedAt;
+    return this.upstreamSentAt > 0 && this.upstreamDoneAt >= this.upstreamSentAt ? elapsed - (this.upstreamDoneAt - this.upstreamSentAt) : elapsed;
+  }
+
   private writeHeaders(status: number, headers: ReadonlyArray<readonly [string, string]>): void {
+    this.overheadAtHeaders = Math.round(this.overheadMs() * 100) / 100;
     this.res.writeStatus(statusLine(status));
     this.res.writeHeader('x-svc-trace-id', this.id);
+    this.res.writeHeader('x-svc-overhead-ms', this.overheadAtHeaders.toFixed(2));
     this.res.writeHeader('x-svc-enforcement', this.enforcement);
     for (const [k, v] of this.extraHeaders) this.res.writeHeader(k, v);
     for (const [k, v] of headers) this.res.writeHeader(k, v);
@@ -338,6 +365,7 @@ export class Exchange {
       status: this.status,
       latencyMs: Math.round((performance.now() - this.startedAt) * 100) / 100,
       ttfbMs: this.ttfbMs,
+      overheadMs: this.overheadAtHeaders,
       inputTokens: this.usage?.inputTokens ?? null,
       outputTokens: this.usage?.outputTokens ?? null,
       costUsd: this.costUsd,

@@ -205,6 +205,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
         const events = this.framer!.push(chunk);
         if (events === null) return;
         if (!this.streamBegun) {
+          this.ex.markUpstreamDone();
           if (startsWithStreamError(events) && this.req.retry.allows({ code: 'stream_error' })) {
             this.mode = 'retry';
             controller.abort(new RetryingError());
@@ -248,6 +249,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
 
   onResponseEnd(): void {
     if (this.ex.gone) return;
+    if (!this.streamBegun && this.mode !== 'passthrough') this.ex.markUpstreamDone();
     switch (this.mode) {
       case 'retry':
         this.req.retry.retry({ status: this.status, retryAfter: this.retryAfter });
@@ -423,6 +425,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
 
   private switchToPassthrough(controller: Dispatcher.DispatchController): void {
     this.mode = 'passthrough';
+    this.ex.markUpstreamDone();
     this.ex.begin(this.status, this.headers, controller);
     const held = this.chunks;
     this.chunks = [];

@@ -537,6 +537,7 @@ export class ProxyServer implements ExchangeHooks {
       toolCalls: request.toolCalls,
       responseRules: request.responseRules,
     });
+    ex.markUpstreamSent();
     this.pools.get(prepared.upstream.origin).dispatch(
       {
         path: prepared.upstream.path,

@@ -52,6 +52,11 @@ export interface TraceRecord {
   latencyMs: number;
   /** Milliseconds from intake to the first upstream byte relayed, when there was one. */
   ttfbMs: number | null;
+  /**
+   * The proxy's own milliseconds up to the response's status line, the upstream's time excluded
+   * (the `x-svc-overhead-ms` header); null when no response went out.
+   */
+  overheadMs: number | null;
   inputTokens: number | null;
   outputTokens: number | null;
   costUsd: number | null;
