@@ -15,6 +15,7 @@ export function traceRecord(over: Partial<TraceRecord> = {}): TraceRecord {
     status: 200,
     latencyMs: 1,
     ttfbMs: 1,
+    overheadMs: 1,
     inputTokens: 1,
     outputTokens: 1,
     costUsd: 0,
