@@ -49,6 +49,7 @@ import type { ResponseReview } from './response-rules.js';
 import { PROVIDER_ROUTES, type ProviderRoute } from './routes.js';
 import type { DecideRuntime } from '../decide/runtime.js';
 import { answerDecisionTraffic, DECISION_ROUTES, type DecisionRoute } from './decisions.js';
+import { ProxyMetrics } from './metrics.js';
 import { responseNotesFor } from './decide-hooks.js';
 
 export interface ProxyServerOptions {
@@ -132,6 +133,7 @@ export class ProxyServer implements ExchangeHooks {
   private readonly wasmRules: WasmRules;
   /** Decide runtimes replaced by a config change, each closed once the requests holding it are done. */
   private readonly retiring = new Set<Promise<void>>();
+  private readonly metrics: ProxyMetrics;
   port = 0;
 
   constructor(private readonly options: ProxyServerOptions) {
@@ -154,6 +156,16 @@ export class ProxyServer implements ExchangeHooks {
       headersTimeoutMs: limits.upstreamHeadersTimeoutMs,
       bodyTimeoutMs: limits.upstreamBodyTimeoutMs,
     });
+    this.metrics = new ProxyMetrics(new Set([...PROVIDER_ROUTES.map((r) => r.path), ...Object.values(DECISION_ROUTES), '/v1/models']), {
+      engine: () => this.engine.state(),
+      store: () => this.options.store.health(),
+      wasm: () => {
+        const health = this.wasmRules.health();
+        return { rules: health.rules.length, failed: health.failed.length };
+      },
+      tracesDropped: () => this.options.sink.droppedCount,
+      inflight: () => this.inflight.size,
+    });
     this.app = uWS.App();
     for (const route of PROVIDER_ROUTES) this.app.post(route.path, (res, req) => this.handleProviderRoute(res, req, route));
     for (const [name, path] of Object.entries(DECISION_ROUTES) as Array<[DecisionRoute, string]>) {
@@ -161,6 +173,7 @@ export class ProxyServer implements ExchangeHooks {
     }
     this.app.get('/v1/models', (res, req) => this.handleModels(res, req));
     this.app.get('/health', (res, req) => this.handleHealth(res, req));
+    this.app.get('/metrics', (res, req) => this.handleMetrics(res, req));
     // Harnesses check that their base URL answers before the first model call (Claude Code sends
     // HEAD /api/hello); these are not model calls.
     this.app.head('/*', (res, req) => this.handleProbe(res, req));
@@ -266,7 +279,10 @@ export class ProxyServer implements ExchangeHooks {
     if (exchange.metered) {
       void this.options.store.settle({ workspace: exchange.workspace, id: exchange.id, actualUsd: exchange.costUsd ?? 0, now: this.now() });
     }
-    if (exchange.traced) this.options.sink.record(trace);
+    if (exchange.traced) {
+      this.options.sink.record(trace);
+      this.metrics.observe(trace);
+    }
   }
 
   recordKill(trace: ReturnType<Exchange['toTrace']>): Promise<KillIncident | null> | undefined {
@@ -588,6 +604,16 @@ export class ProxyServer implements ExchangeHooks {
       store: storeHealth(this.options.store),
       wasm: this.wasmRules.health(),
     });
+  }
+
+  /** Prometheus exposition of the proxy's metrics (see metrics.ts); like /health, no key and no trace. */
+  private handleMetrics(res: HttpResponse, req: HttpRequest): void {
+    const ex = this.open(res, req, '/metrics', 'openai');
+    ex.traced = false;
+    this.metrics.render().then(
+      ({ contentType, body }) => ex.reply(200, [['content-type', contentType]], body),
+      (err: unknown) => this.refuse(ex, err),
+    );
   }
 
   /** Any HEAD, and GET of the probe paths: 200 (503 while draining), no trace. */

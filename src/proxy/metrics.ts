@@ -1,0 +1,111 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { TraceRecord } from '../traces/trace.js';
+
+/** What `/metrics` reads at scrape time; nothing of it is touched per request. */
+export interface MetricsSources {
+  engine(): { threads: number; running: number; completed: number; workerFailures: number };
+  store(): { kind: 'memory' | 'redis'; connected: boolean; pendingSettlements?: number; droppedSettlements?: number };
+  wasm(): { rules: number; failed: number };
+  tracesDropped(): number;
+  inflight(): number;
+}
+
+// Proxy time is tens of µs to a few ms; upstream time is ms to minutes.
+const OVERHEAD_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+const UPSTREAM_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+
+/**
+ * The proxy's Prometheus metrics. Labels are bounded by construction: the route (the proxy's own
+ * paths, anything else is `other`), the enforcement, the status class and the provider id — never
+ * a model name, key, workspace or session a client chose. Label children are cached so that
+ * counting a request is a few map look-ups on the settled trace.
+ */
+export class ProxyMetrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'route' | 'enforcement' | 'status'>;
+  private readonly overhead: Histogram<'route' | 'stream'>;
+  private readonly upstream: Histogram<'provider' | 'stream'>;
+  private readonly tokens: Counter<'provider' | 'direction'>;
+  private readonly cost: Counter<'provider'>;
+  private readonly requestChildren = new Map<string, ReturnType<ProxyMetrics['requests']['labels']>>();
+  private readonly overheadChildren = new Map<string, ReturnType<ProxyMetrics['overhead']['labels']>>();
+  private readonly upstreamChildren = new Map<string, ReturnType<ProxyMetrics['upstream']['labels']>>();
+  private readonly tokenChildren = new Map<string, ReturnType<ProxyMetrics['tokens']['labels']>>();
+  private readonly costChildren = new Map<string, ReturnType<ProxyMetrics['cost']['labels']>>();
+
+  constructor(
+    private readonly knownRoutes: ReadonlySet<string>,
+    sources: MetricsSources,
+  ) {
+    const registers = [this.registry];
+    this.requests = new Counter({ name: 'svc_requests_total', help: 'Requests answered, by route, enforcement and status class.', labelNames: ['route', 'enforcement', 'status'], registers });
+    this.overhead = new Histogram({
+      name: 'svc_overhead_seconds',
+      help: "The proxy's own time up to the status line, the upstream's wait excluded (x-svc-overhead-ms).",
+      labelNames: ['route', 'stream'],
+      buckets: OVERHEAD_BUCKETS,
+      registers,
+    });
+    this.upstream = new Histogram({
+      name: 'svc_upstream_seconds',
+      help: 'Time spent on the upstream: the request to its last byte, less the proxy overhead.',
+      labelNames: ['provider', 'stream'],
+      buckets: UPSTREAM_BUCKETS,
+      registers,
+    });
+    this.tokens = new Counter({ name: 'svc_tokens_total', help: 'Tokens metered, by provider and direction (input, output).', labelNames: ['provider', 'direction'], registers });
+    this.cost = new Counter({ name: 'svc_cost_usd_total', help: 'Spend metered in US dollars, by provider.', labelNames: ['provider'], registers });
+    const gauge = (name: string, help: string, read: () => number) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        collect() {
+          this.set(read());
+        },
+      });
+    gauge('svc_inflight_requests', 'Requests being answered now.', () => sources.inflight());
+    gauge('svc_inspection_workers', 'Inspection worker threads running.', () => sources.engine().running);
+    gauge('svc_inspection_tasks_completed', 'Inspection tasks the worker pool has completed.', () => sources.engine().completed);
+    gauge('svc_inspection_worker_failures', 'Inspection worker failures since start.', () => sources.engine().workerFailures);
+    gauge('svc_store_up', 'Whether the shared store (Redis) answers: 1, or 0 while degraded; 1 for the embedded store.', () => (sources.store().connected ? 1 : 0));
+    gauge('svc_store_pending_settlements', 'Settlements waiting to be replayed into the shared store.', () => sources.store().pendingSettlements ?? 0);
+    gauge('svc_store_dropped_settlements', 'Settlements lost because the replay queue was full.', () => sources.store().droppedSettlements ?? 0);
+    gauge('svc_wasm_rules_loaded', 'WASM rules loaded.', () => sources.wasm().rules);
+    gauge('svc_wasm_rules_failed', 'WASM rule files that failed to load.', () => sources.wasm().failed);
+    gauge('svc_traces_dropped', 'Trace records dropped because a bound was hit (each one was logged).', () => sources.tracesDropped());
+    collectDefaultMetrics({ register: this.registry, prefix: 'svc_' });
+  }
+
+  /** Counts a settled request from its trace. */
+  observe(trace: TraceRecord): void {
+    const route = this.knownRoutes.has(trace.route) ? trace.route : 'other';
+    const status = trace.status >= 100 ? `${Math.floor(trace.status / 100)}xx` : 'none';
+    const stream = trace.stream ? 'true' : 'false';
+    cached(this.requestChildren, `${route}|${trace.enforcement}|${status}`, () => this.requests.labels(route, trace.enforcement, status)).inc();
+    if (trace.overheadMs !== null) cached(this.overheadChildren, `${route}|${stream}`, () => this.overhead.labels(route, stream)).observe(trace.overheadMs / 1000);
+    const provider = trace.provider;
+    if (provider === null) return;
+    if (trace.overheadMs !== null && trace.ttfbMs !== null) {
+      const upstreamSeconds = Math.max(0, trace.latencyMs - trace.overheadMs) / 1000;
+      cached(this.upstreamChildren, `${provider}|${stream}`, () => this.upstream.labels(provider, stream)).observe(upstreamSeconds);
+    }
+    if (trace.inputTokens) cached(this.tokenChildren, `${provider}|input`, () => this.tokens.labels(provider, 'input')).inc(trace.inputTokens);
+    if (trace.outputTokens) cached(this.tokenChildren, `${provider}|output`, () => this.tokens.labels(provider, 'output')).inc(trace.outputTokens);
+    if (trace.costUsd) cached(this.costChildren, provider, () => this.cost.labels(provider)).inc(trace.costUsd);
+  }
+
+  /** The exposition text and its content type. */
+  async render(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
+
+function cached<T>(children: Map<string, T>, key: string, make: () => T): T {
+  let child = children.get(key);
+  if (child === undefined) {
+    child = make();
+    children.set(key, child);
+  }
+  return child;
+}
