@@ -38,9 +38,12 @@ export class PolicyEngine {
   private workerFailures = 0;
 
   constructor(private readonly options: PolicyEngineOptions) {
+    // Workers start with the first body too large to inspect inline and stop after a minute
+    // idle: each holds its own copy of the detectors (about 38 MB), and most traffic never
+    // needs one.
     this.pool = new Piscina({
       filename: (options.workerUrl ?? DEFAULT_WORKER).href,
-      minThreads: options.threads,
+      minThreads: 0,
       maxThreads: options.threads,
       idleTimeout: 60_000,
     });
