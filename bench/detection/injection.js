@@ -81,9 +81,16 @@ function realisticText(/** @type {Case[]} */ benign, /** @type {number} */ bytes
     () => `diff --git a/src/${w()}.ts b/src/${w()}.ts\n@@ -${int(300)},7 +${int(300)},7 @@\n-  const limit = ${int(100)};\n+  const limit = ${int(1000)};\n`,
     () => `${benign[int(benign.length)]?.text ?? ''}\n`,
   ];
-  let out = '';
-  while (out.length < bytes) out += blocks[random() < suspiciousShare ? 6 : int(6)]();
-  return out;
+  // Joined once, as a tool result arrives (one flat string from JSON.parse): a string grown by
+  // `+=` is a rope, and flattening it on first use would be charged to the classifier.
+  const parts = [];
+  let length = 0;
+  while (length < bytes) {
+    const block = blocks[random() < suspiciousShare ? 6 : int(6)]();
+    parts.push(block);
+    length += block.length;
+  }
+  return parts.join('');
 }
 
 /** @param {{ heldOut: boolean }} options */
@@ -97,12 +104,18 @@ export async function injectionReport(options) {
   if (options.heldOut) splits['held-out'] = score(readSplit('held-out', { heldOut: true }), confidenceOf, DEFAULT_INJECTION_THRESHOLD);
 
   const benign = tuning.filter((c) => c.label === 'benign');
-  /** MB/s over fresh texts with this share of suspicious blocks, after a warm-up as a long-lived worker has. */
+  /**
+   * MB/s over seven texts with this share of suspicious blocks, each round scanning all of them
+   * (texts differ in how much they hold to read, so one text per timing would measure the text),
+   * after a warm-up round as a long-lived worker has had; the median of five rounds.
+   */
   const speed = (/** @type {number} */ share) => {
     const texts = [1, 2, 3, 4, 5, 6, 7].map((seed) => realisticText(benign, SPEED_BYTES, seed, share));
-    let next = 0;
-    const seconds = medianSeconds(() => void classifier.scan(/** @type {string} */ (texts[next++ % texts.length]), 'tool_result'), 5);
-    return Math.round((Buffer.byteLength(/** @type {string} */ (texts[0])) / 1e6 / seconds) * 10) / 10;
+    const bytes = texts.reduce((n, text) => n + Buffer.byteLength(text), 0);
+    const seconds = medianSeconds(() => {
+      for (const text of texts) classifier.scan(text, 'tool_result');
+    }, 5);
+    return Math.round((bytes / 1e6 / seconds) * 10) / 10;
   };
   return { threshold: DEFAULT_INJECTION_THRESHOLD, splits, mbPerSecond: speed(0.01), mbPerSecondSuspicious: speed(0.1) };
 }

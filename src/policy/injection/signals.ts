@@ -107,11 +107,11 @@ const ATOM_RE = new Map(ATOMS.map(([atom, source]) => [atom, new RE2(source, 'gi
  * once per text (a string would be encoded again on every call); byte offsets map back to string
  * offsets directly when the text is ASCII.
  */
-function spans(atom: Atom, bytes: Buffer, ascii: boolean): Array<[number, number]> {
+function spans(atom: Atom, bytes: Buffer, charAt: ((byte: number) => number) | null): Array<[number, number]> {
   const re = ATOM_RE.get(atom)!;
   re.lastIndex = 0;
   const out: Array<[number, number]> = [];
-  const offset = (byte: number): number => (ascii ? byte : bytes.toString('utf8', 0, byte).length);
+  const offset = (byte: number): number => (charAt === null ? byte : charAt(byte));
   let m: ReturnType<RE2['exec']>;
   while ((m = re.exec(bytes)) !== null && out.length < 16) {
     const length = m[0]!.length;
@@ -180,9 +180,9 @@ export function segmentSignals(text: string): SegmentSignals {
     const bounds = sentenceBounds(text);
     const perSentence = bounds.map(() => new Map<Atom, Array<[number, number]>>());
     const bytes = Buffer.from(text, 'utf8');
-    const ascii = bytes.length === text.length;
+    const charAt = bytes.length === text.length ? null : byteToCharOffsets(text, bytes.length);
     for (const atom of atoms) {
-      for (const span of spans(atom, bytes, ascii)) {
+      for (const span of spans(atom, bytes, charAt)) {
         const i = sentenceAt(bounds, span[0]);
         const byAtom = perSentence[i]!;
         const list = byAtom.get(atom);
@@ -193,6 +193,25 @@ export function segmentSignals(text: string): SegmentSignals {
     return perSentence.map((byAtom, i) => judgeSentence(text, bounds[i]!, byAtom));
   };
   return { possible, read };
+}
+
+/**
+ * String offsets of UTF-8 byte offsets, for a text that is not ASCII: built once per text, so
+ * that locating many matches costs one pass rather than a decode per match.
+ */
+function byteToCharOffsets(text: string, byteLength: number): (byte: number) => number {
+  const map = new Uint32Array(byteLength + 1);
+  let byte = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    // A surrogate pair is one 4-byte character and two string units.
+    const width = code < 0x80 ? 1 : code < 0x800 ? 2 : code >= 0xd800 && code <= 0xdbff ? 4 : 3;
+    for (let k = 0; k < width; k++) map[byte + k] = i;
+    byte += width;
+    if (width === 4) i++;
+  }
+  map[byteLength] = text.length;
+  return (b) => map[b]!;
 }
 
 const QUOTE = new Set(['"', '“', '”', '«', '»', "'", '‘', '’', '「', '」', '„', '\x60', '(']);
