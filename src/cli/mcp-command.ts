@@ -5,9 +5,22 @@ import { ConfigError } from '../lib/errors.js';
 import { createLogger } from '../lib/logger.js';
 import { svcHome } from '../lib/paths.js';
 import { runWrap } from '../mcp/wrap.js';
+import { startHttpProxy } from '../mcp/http-proxy.js';
 
 const wrapFlags = z.object({
   server: z.string().min(1).max(256),
+  config: z.string().min(1).optional(),
+  failBehavior: z.enum(['open', 'closed']),
+});
+
+const proxyFlags = z.object({
+  server: z.string().min(1).max(256),
+  url: z
+    .string()
+    .url()
+    .refine((u) => /^https?:$/.test(new URL(u).protocol), 'must be an http or https URL'),
+  host: z.string().min(1).max(255),
+  port: z.coerce.number().int().min(0).max(65535),
   config: z.string().min(1).optional(),
   failBehavior: z.enum(['open', 'closed']),
 });
@@ -37,5 +50,31 @@ export function registerMcpCommands(program: Command, fail: (err: unknown) => ne
         env,
         logger: createLogger(env.SVC_LOG_LEVEL ?? 'warn'),
       }).then((status) => process.exit(status), fail);
+    });
+  mcp
+    .command('proxy')
+    .description('front a Streamable HTTP MCP server with the governance proxy; harnesses are given its URL instead of the server\'s')
+    .requiredOption('--server <name>', 'the server\'s name, as mcpAllowedServers and refusals name it')
+    .requiredOption('--url <upstream>', 'the real server\'s Streamable HTTP endpoint, e.g. http://127.0.0.1:3001/mcp')
+    .option('--port <n>', 'port to listen on (default: a free one, printed)', '0')
+    .option('--host <address>', 'address to listen on', '127.0.0.1')
+    .option('--config <file>', 'JSON config file with the workspace settings (SVC_CONFIG); default: the last config synced from the control plane')
+    .option('--fail <behavior>', 'open or closed: what happens to calls when no settings can be loaded (SVC_MCP_FAIL_BEHAVIOR, default open)')
+    .action((opts: Record<string, string | undefined>) => {
+      const env = process.env;
+      const parsed = proxyFlags.safeParse({
+        server: opts.server,
+        url: opts.url,
+        host: opts.host,
+        port: opts.port,
+        config: opts.config ?? (env.SVC_CONFIG || undefined),
+        failBehavior: opts.fail ?? (env.SVC_MCP_FAIL_BEHAVIOR || 'open'),
+      });
+      if (!parsed.success) fail(new ConfigError(`invalid option: ${describeZodError(parsed.error)}`));
+      const { server, url, host, port, config, failBehavior } = parsed.data;
+      startHttpProxy({ server, upstream: new URL(url), host, port, configFile: config, home: svcHome(env), failBehavior, env, logger: createLogger(env.SVC_LOG_LEVEL ?? 'warn') }).then((running) => {
+        process.stdout.write(`svc mcp proxy: ${server} at ${running.url} -> ${url}\n`);
+        for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void running.close().then(() => process.exit(0)));
+      }, fail);
     });
 }

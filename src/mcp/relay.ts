@@ -27,6 +27,8 @@ export interface McpRelayOptions {
 interface Pending {
   readonly method: string;
   readonly call?: CallInFlight;
+  /** The request's `_meta.progressToken`: the server's progress for it travels with the request (its own HTTP stream). */
+  readonly progressToken?: string | number;
 }
 
 interface CallInFlight {
@@ -55,7 +57,7 @@ export class McpRelay {
 
   constructor(private readonly options: McpRelayOptions) {
     options.harness.onmessage = (message) => (this.toServer = this.toServer.then(() => this.fromHarness(message)).catch((err: unknown) => this.failed('towards the server', err)));
-    options.server.onmessage = (message) => this.sendToHarness(() => this.fromServer(message));
+    options.server.onmessage = (message) => this.sendToHarness(() => this.fromServer(message), this.requestOfProgress(message));
   }
 
   /** Resolves once every message read so far has been passed on. */
@@ -83,14 +85,29 @@ export class McpRelay {
       if (m.method === 'tools/call') {
         const call = await this.judge(id, (m.params ?? {}) as Json);
         if (call === null) return;
-        this.pending.set(id, { method: m.method, call: call.inFlight });
-        return this.options.server.send(call.message(message));
+        const pending = { method: m.method, call: call.inFlight, progressToken: progressTokenOf(m) };
+        this.pending.set(id, pending);
+        return this.forwardRequest(id, pending, call.message(message));
       }
-      this.pending.set(id, { method: m.method });
+      const pending = { method: m.method, progressToken: progressTokenOf(m) };
+      this.pending.set(id, pending);
+      if (!this.serverGone) await this.forwardRequest(id, pending, message);
+      return;
     } else if (m.method === 'notifications/cancelled') {
       this.cancelled(((m.params ?? {}) as Json).requestId as RequestId);
     }
     if (!this.serverGone) await this.options.server.send(message);
+  }
+
+  /** A request the server cannot be sent (an HTTP upstream down) is answered to the harness at once. */
+  private async forwardRequest(id: RequestId, pending: Pending, message: JSONRPCMessage): Promise<void> {
+    try {
+      await this.options.server.send(message);
+    } catch (err) {
+      if (this.pending.get(id) !== pending) return;
+      this.pending.delete(id);
+      this.answerClosed(id, pending, `the MCP server could not be reached: ${(err as Error).message}`);
+    }
   }
 
   private fromServer(message: JSONRPCMessage): JSONRPCMessage {
@@ -164,11 +181,21 @@ export class McpRelay {
 
   private answerClosed(id: RequestId, pending: Pending, reason: string): void {
     if (pending.call !== undefined) this.trace(pending.call, { verdict: 'failed', code: null, rule: null }, [], [reason]);
-    this.sendToHarness(() => ({ jsonrpc: '2.0', id, error: { code: ErrorCode.ConnectionClosed, message: `svc mcp wrap: ${reason}` } }) as JSONRPCMessage);
+    this.sendToHarness(() => ({ jsonrpc: '2.0', id, error: { code: ErrorCode.ConnectionClosed, message: `svc: ${reason}` } }) as JSONRPCMessage);
   }
 
-  private sendToHarness(make: () => JSONRPCMessage): void {
-    this.toHarness = this.toHarness.then(() => this.options.harness.send(make())).catch((err: unknown) => this.failed('towards the harness', err));
+  /** The pending request a progress notification from the server belongs to, if any. */
+  private requestOfProgress(message: JSONRPCMessage): RequestId | undefined {
+    const m = message as Json;
+    if (m.method !== 'notifications/progress') return undefined;
+    const token = ((m.params ?? {}) as Json).progressToken;
+    for (const [id, pending] of this.pending) if (pending.progressToken !== undefined && pending.progressToken === token) return id;
+    return undefined;
+  }
+
+  private sendToHarness(make: () => JSONRPCMessage, relatedRequestId?: RequestId): void {
+    const options = relatedRequestId === undefined ? undefined : { relatedRequestId };
+    this.toHarness = this.toHarness.then(() => this.options.harness.send(make(), options)).catch((err: unknown) => this.failed('towards the harness', err));
   }
 
   private trace(call: CallInFlight, outcome: Omit<McpCallTrace, 'server' | 'tool'>, findings: readonly Finding[], warnings: readonly string[] = []): void {
@@ -190,4 +217,10 @@ export class McpRelay {
   private failed(direction: string, err: unknown): void {
     this.options.logger.error({ err, direction }, 'an MCP message could not be relayed');
   }
+}
+
+function progressTokenOf(request: Json): string | number | undefined {
+  const meta = ((request.params ?? {}) as Json)._meta;
+  const token = meta !== null && typeof meta === 'object' ? (meta as Json).progressToken : undefined;
+  return typeof token === 'string' || typeof token === 'number' ? token : undefined;
 }

@@ -7,16 +7,27 @@ import { McpGovernance, type FailBehavior, type GovernanceSettings } from './gov
 import { McpRelay } from './relay.js';
 import { loadMcpSettings } from './settings-source.js';
 
-export interface WrapOptions {
+export interface GovernanceOptions {
   readonly server: string;
-  readonly command: string;
-  readonly args: readonly string[];
   readonly configFile: string | undefined;
   readonly home: string;
   /** What to do when no settings can be loaded (the settings' own mcpProxyFailBehavior cannot be read then). */
   readonly failBehavior: FailBehavior;
   readonly env: NodeJS.ProcessEnv;
   readonly logger: Logger;
+}
+
+export interface WrapOptions extends GovernanceOptions {
+  readonly command: string;
+  readonly args: readonly string[];
+}
+
+/** The server's governance from the settings (or their absence), and the sink its call traces go to. */
+export async function openGovernance(opts: GovernanceOptions): Promise<{ governance: McpGovernance; sink: TraceSink }> {
+  const loaded = await loadMcpSettings({ configFile: opts.configFile, home: opts.home });
+  const settings: GovernanceSettings = loaded.ok ? { ok: true, config: loaded.config } : { ok: false, reason: loaded.reason, failBehavior: opts.failBehavior };
+  if (!loaded.ok) opts.logger.warn({ server: opts.server, failBehavior: opts.failBehavior, reason: loaded.reason }, 'MCP settings could not be loaded');
+  return { governance: new McpGovernance(opts.server, settings, opts.env), sink: new TraceSink({ dir: join(opts.home, 'mcp-traces'), logger: opts.logger }) };
 }
 
 /** The exit status to leave with: the server's code, or 128 + its signal's number as a shell reports it. */
@@ -33,11 +44,7 @@ export function exitStatus(exit: ChildExit): number {
  * wrapper. Resolves with the status to exit with: the server's own.
  */
 export async function runWrap(opts: WrapOptions): Promise<number> {
-  const loaded = await loadMcpSettings({ configFile: opts.configFile, home: opts.home });
-  const settings: GovernanceSettings = loaded.ok ? { ok: true, config: loaded.config } : { ok: false, reason: loaded.reason, failBehavior: opts.failBehavior };
-  if (!loaded.ok) opts.logger.warn({ server: opts.server, failBehavior: opts.failBehavior, reason: loaded.reason }, 'MCP settings could not be loaded');
-  const governance = new McpGovernance(opts.server, settings, opts.env);
-  const sink = new TraceSink({ dir: join(opts.home, 'mcp-traces'), logger: opts.logger });
+  const { governance, sink } = await openGovernance(opts);
 
   const child = new ChildProcessTransport({ command: opts.command, args: opts.args, env: opts.env });
   const harness = new StdioServerTransport();
