@@ -6,6 +6,9 @@ import { createLogger } from '../lib/logger.js';
 import { svcHome } from '../lib/paths.js';
 import { runWrap } from '../mcp/wrap.js';
 import { startHttpProxy } from '../mcp/http-proxy.js';
+import { homedir } from 'node:os';
+import { resolve } from 'node:path';
+import { MCP_HARNESSES, mcpConfigTargets, rewriteMcpConfigs, type FileChange } from '../machine/mcp-install.js';
 
 const wrapFlags = z.object({
   server: z.string().min(1).max(256),
@@ -24,6 +27,25 @@ const proxyFlags = z.object({
   config: z.string().min(1).optional(),
   failBehavior: z.enum(['open', 'closed']),
 });
+
+const installFlags = z.object({
+  harness: z.array(z.enum(MCP_HARNESSES)).min(1),
+  project: z.string().min(1),
+  dryRun: z.boolean(),
+});
+
+function report(changes: readonly FileChange[], mode: 'install' | 'uninstall', dryRun: boolean): string {
+  const verb = mode === 'install' ? (dryRun ? 'would wrap' : 'wrapped') : dryRun ? 'would restore' : 'restored';
+  const lines = changes.map((c) => {
+    const parts = [`${c.harness} ${c.file}:`];
+    if (c.error !== null) parts.push(`left untouched: ${c.error}`);
+    if (c.changed.length > 0) parts.push(`${verb} ${c.changed.join(', ')}${c.backup !== null && mode === 'install' && !dryRun ? ` (original kept in ${c.backup})` : ''}`);
+    if (c.overHttp.length > 0) parts.push(`left ${c.overHttp.join(', ')} (served over HTTP: front it with svc mcp proxy)`);
+    if (c.unknown.length > 0) parts.push(`left ${c.unknown.join(', ')} (no command to wrap)`);
+    return parts.join(' ');
+  });
+  return `${lines.length > 0 ? lines.join('\n') : `no MCP server entries to ${mode === 'install' ? 'wrap' : 'restore'}`}\n`;
+}
 
 /** `svc mcp …`: MCP governance. */
 export function registerMcpCommands(program: Command, fail: (err: unknown) => never): void {
@@ -51,6 +73,30 @@ export function registerMcpCommands(program: Command, fail: (err: unknown) => ne
         logger: createLogger(env.SVC_LOG_LEVEL ?? 'warn'),
       }).then((status) => process.exit(status), fail);
     });
+  for (const mode of ['install', 'uninstall'] as const) {
+    mcp
+      .command(mode)
+      .description(
+        mode === 'install'
+          ? 'rewrite the stdio MCP servers of Claude Code, Cursor and Gemini CLI configs to run through svc mcp wrap (a backup of each file is kept; running it again changes nothing)'
+          : 'put back the MCP server entries svc mcp install wrapped (the backup itself when nothing else changed)',
+      )
+      .option('--harness <names...>', `only these: ${MCP_HARNESSES.join(', ')}`, [...MCP_HARNESSES])
+      .option('--project <dir>', 'the project whose .mcp.json, .cursor/ and .gemini/ configs are rewritten too', '.')
+      .option('--dry-run', 'say what would change, change nothing', false)
+      .action(async (opts: { harness: string[]; project: string; dryRun: boolean }) => {
+        const parsed = installFlags.safeParse(opts);
+        if (!parsed.success) fail(new ConfigError(`invalid option: ${describeZodError(parsed.error)}`));
+        try {
+          const targets = mcpConfigTargets(homedir(), resolve(parsed.data.project), parsed.data.harness);
+          const changes = await rewriteMcpConfigs(targets, mode, { dryRun: parsed.data.dryRun });
+          process.stdout.write(report(changes, mode, parsed.data.dryRun));
+          if (changes.some((c) => c.error !== null)) process.exitCode = 1;
+        } catch (err) {
+          fail(err);
+        }
+      });
+  }
   mcp
     .command('proxy')
     .description('front a Streamable HTTP MCP server with the governance proxy; harnesses are given its URL instead of the server\'s')
