@@ -10,13 +10,17 @@ import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { MCP_HARNESSES, mcpConfigTargets, rewriteMcpConfigs, type FileChange } from '../machine/mcp-install.js';
 
+const valkeyUrl = z.url({ protocol: /^(redis|rediss|valkey|valkeys)$/ }).optional();
+
 const wrapFlags = z.object({
+  valkeyUrl,
   server: z.string().min(1).max(256),
   config: z.string().min(1).optional(),
   failBehavior: z.enum(['open', 'closed']),
 });
 
 const proxyFlags = z.object({
+  valkeyUrl,
   server: z.string().min(1).max(256),
   url: z
     .string()
@@ -56,11 +60,17 @@ export function registerMcpCommands(program: Command, fail: (err: unknown) => ne
     .requiredOption('--server <name>', 'the server\'s name, as mcpAllowedServers and refusals name it')
     .option('--config <file>', 'JSON config file with the workspace settings (SVC_CONFIG); default: the last config synced from the control plane')
     .option('--fail <behavior>', 'open or closed: what happens to calls when no settings can be loaded (SVC_MCP_FAIL_BEHAVIOR, default open)')
+    .option('--valkey-url <url>', 'Redis/Valkey where mcpBudgets are counted, shared by every wrapper and proxy using it (SVC_VALKEY_URL); default: this process alone')
     .argument('<command>', 'the MCP server\'s command')
     .argument('[args...]', 'its arguments (after --)')
     .action((command: string, args: string[], opts: Record<string, string | undefined>) => {
       const env = process.env;
-      const parsed = wrapFlags.safeParse({ server: opts.server, config: opts.config ?? (env.SVC_CONFIG || undefined), failBehavior: opts.fail ?? (env.SVC_MCP_FAIL_BEHAVIOR || 'open') });
+      const parsed = wrapFlags.safeParse({
+        server: opts.server,
+        config: opts.config ?? (env.SVC_CONFIG || undefined),
+        failBehavior: opts.fail ?? (env.SVC_MCP_FAIL_BEHAVIOR || 'open'),
+        valkeyUrl: opts.valkeyUrl ?? (env.SVC_VALKEY_URL || undefined),
+      });
       if (!parsed.success) fail(new ConfigError(`invalid option: ${describeZodError(parsed.error)}`));
       runWrap({
         server: parsed.data.server,
@@ -69,6 +79,7 @@ export function registerMcpCommands(program: Command, fail: (err: unknown) => ne
         configFile: parsed.data.config,
         home: svcHome(env),
         failBehavior: parsed.data.failBehavior,
+        valkeyUrl: parsed.data.valkeyUrl,
         env,
         logger: createLogger(env.SVC_LOG_LEVEL ?? 'warn'),
       }).then((status) => process.exit(status), fail);
@@ -106,6 +117,7 @@ export function registerMcpCommands(program: Command, fail: (err: unknown) => ne
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .option('--config <file>', 'JSON config file with the workspace settings (SVC_CONFIG); default: the last config synced from the control plane')
     .option('--fail <behavior>', 'open or closed: what happens to calls when no settings can be loaded (SVC_MCP_FAIL_BEHAVIOR, default open)')
+    .option('--valkey-url <url>', 'Redis/Valkey where mcpBudgets are counted (SVC_VALKEY_URL); default: this process alone')
     .action((opts: Record<string, string | undefined>) => {
       const env = process.env;
       const parsed = proxyFlags.safeParse({
@@ -115,10 +127,11 @@ export function registerMcpCommands(program: Command, fail: (err: unknown) => ne
         port: opts.port,
         config: opts.config ?? (env.SVC_CONFIG || undefined),
         failBehavior: opts.fail ?? (env.SVC_MCP_FAIL_BEHAVIOR || 'open'),
+        valkeyUrl: opts.valkeyUrl ?? (env.SVC_VALKEY_URL || undefined),
       });
       if (!parsed.success) fail(new ConfigError(`invalid option: ${describeZodError(parsed.error)}`));
       const { server, url, host, port, config, failBehavior } = parsed.data;
-      startHttpProxy({ server, upstream: new URL(url), host, port, configFile: config, home: svcHome(env), failBehavior, env, logger: createLogger(env.SVC_LOG_LEVEL ?? 'warn') }).then((running) => {
+      startHttpProxy({ server, upstream: new URL(url), host, port, configFile: config, home: svcHome(env), failBehavior, valkeyUrl: parsed.data.valkeyUrl, env, logger: createLogger(env.SVC_LOG_LEVEL ?? 'warn') }).then((running) => {
         process.stdout.write(`svc mcp proxy: ${server} at ${running.url} -> ${url}\n`);
         for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void running.close().then(() => process.exit(0)));
       }, fail);

@@ -3,6 +3,8 @@ import type { RuntimeConfig } from '../config/runtime.js';
 import { enginesFor } from '../policy/engines.js';
 import type { Finding } from '../policy/inspect.js';
 import type { McpPolicy } from '../policy/mcp.js';
+import { budgetCounters, pastWarning, type McpBudget } from '../policy/mcp-budgets.js';
+import type { Store } from '../state/store.js';
 import { toolCallNotice, type RefusedVerdict } from '../policy/notice.js';
 import { buildPolicyConfig, type PolicyConfig } from '../policy/policy-config.js';
 import type { ToolCall, ToolCallContext } from '../policy/tool-judge.js';
@@ -33,6 +35,11 @@ export type GovernanceSettings = { readonly ok: true; readonly config: RuntimeCo
 
 const PREFIX = '[Svc Governance] BLOCKED:';
 
+/** The refusal code of a call past an mcpBudgets limit (the seeds name none for it). */
+export const MCP_BUDGET_EXCEEDED = 'MCP_BUDGET_EXCEEDED';
+
+const scanner = (policy: PolicyConfig) => enginesFor(policy).dlp!;
+
 /**
  * The workspace's MCP policy for one wrapped server: judges each `tools/call` with the one
  * tool-call verdict (`judgeToolCalls`: mcpDefaultPolicy, mcpAllowedServers, mcpAllowedTools, DLP
@@ -45,21 +52,33 @@ export class McpGovernance {
   private readonly overrides: Readonly<Record<string, string>>;
   /** Tools withheld from listings because their descriptions carry an injection; their calls are refused. */
   private readonly poisoned = new Map<string, Finding>();
+  private readonly budgets: readonly McpBudget[];
+  private readonly warnAtPct: number | undefined;
+  /** Who the calls are made for (SVC_MEMBER_ID), for member budgets; null when unknown. */
+  private readonly memberId: string | null;
 
   constructor(
     readonly server: string,
     private readonly settings: GovernanceSettings,
     env: NodeJS.ProcessEnv,
+    /** Where calls are counted against mcpBudgets: shared (Redis) across wrappers, or this process's own. */
+    private readonly store: Store,
+    private readonly clock: () => number = Date.now,
   ) {
+    this.memberId = env.SVC_MEMBER_ID || null;
     if (settings.ok) {
       const s = settings.config.settings;
       this.policy = buildPolicyConfig({ version: settings.config.version, settings: s, localPii: settings.config.piiDetectors, env });
       this.mcp = { defaultPolicy: s.mcpDefaultPolicy, allowedServers: s.mcpAllowedServers, allowedTools: s.mcpAllowedTools };
       this.overrides = s.mcpToolDescriptionOverrides ?? {};
+      this.budgets = s.mcpBudgets?.budgets ?? [];
+      this.warnAtPct = s.mcpBudgets?.warnAtPct;
     } else {
       this.policy = null;
       this.mcp = {};
       this.overrides = {};
+      this.budgets = [];
+      this.warnAtPct = undefined;
     }
   }
 
@@ -83,9 +102,34 @@ export class McpGovernance {
       return refuse(tool, refused);
     }
     const flagged = verdict.flagged ?? [];
-    if (flagged.length === 0 || this.policy.shadow || dlp === undefined) return { kind: 'forward', arguments: args, outcome: 'allow', findings: flagged, warnings: [] };
-    const scanner = enginesFor(this.policy).dlp!;
-    return { kind: 'forward', arguments: redactCallArguments(args, scanner, dlp.actions) as Record<string, unknown>, outcome: 'redacted', findings: flagged, warnings: [] };
+    const forward: CallDecision =
+      flagged.length === 0 || this.policy.shadow || dlp === undefined
+        ? { kind: 'forward', arguments: args, outcome: 'allow', findings: flagged, warnings: [] }
+        : { kind: 'forward', arguments: redactCallArguments(args, scanner(this.policy), dlp.actions) as Record<string, unknown>, outcome: 'redacted', findings: flagged, warnings: [] };
+    return this.counted(tool, forward, this.policy.shadow);
+  }
+
+  /**
+   * A call about to be forwarded, counted against every mcpBudgets budget that applies: refused
+   * when one is already at its limit (only noted in shadow mode), noted when a count reaches
+   * warnAtPct of its limit or could only be counted by this process.
+   */
+  private async counted(tool: string, forward: Extract<CallDecision, { kind: 'forward' }>, shadow: boolean): Promise<CallDecision> {
+    const counters = budgetCounters(this.budgets, { server: this.server, tool, memberId: this.memberId }, this.clock());
+    if (counters.length === 0) return forward;
+    const result = await this.store.countCall({ workspace: this.workspaceId, counters, now: this.clock() });
+    const warnings = [...forward.warnings];
+    if (result.degraded) warnings.push('store_degraded: MCP budgets counted by this process alone');
+    if (result.exceeded !== null) {
+      const { budget } = counters[result.exceeded]!;
+      const reason = `budget '${budget.id}' allows ${budget.limit} calls per ${budget.period} and all of them are used`;
+      if (!shadow) return refuse(tool, { action: 'block', source: 'mcp', rule: 'mcpBudgets', code: MCP_BUDGET_EXCEEDED, reason });
+      return { ...forward, warnings: [...warnings, `would block: ${reason}`] };
+    }
+    counters.forEach((c, i) => {
+      if (pastWarning(result.counts[i]!, c.limit, this.warnAtPct)) warnings.push(`mcp_budget_warning: budget '${c.budget.id}' at ${result.counts[i]} of ${c.limit} calls this ${c.budget.period}`);
+    });
+    return { ...forward, warnings };
   }
 
   /** Reviews the server's result in place: redacted where DLP says so, withheld when DLP or an injection pattern blocks it. */

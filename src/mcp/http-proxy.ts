@@ -50,7 +50,7 @@ class RequestError extends Error {
  * whose Host header names anything else (DNS rebinding).
  */
 export async function startHttpProxy(opts: HttpProxyOptions): Promise<RunningHttpProxy> {
-  const { governance, sink } = await openGovernance(opts);
+  const { governance, sink, store } = await openGovernance(opts);
   const sessions = new Map<string, Session>();
   let allowedHosts: string[] = [];
 
@@ -127,7 +127,7 @@ export async function startHttpProxy(opts: HttpProxyOptions): Promise<RunningHtt
       server.closeAllConnections();
       await Promise.all([...sessions.values()].map((s) => s.harness.close()));
       await closed;
-      await sink.close();
+      await Promise.all([sink.close(), store.close()]);
     },
   };
 }

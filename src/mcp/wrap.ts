@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Logger } from '../lib/logger.js';
+import { createStore, type Store } from '../state/index.js';
 import { TraceSink } from '../traces/sink.js';
 import { ChildProcessTransport, type ChildExit } from './child-transport.js';
 import { McpGovernance, type FailBehavior, type GovernanceSettings } from './governance.js';
@@ -15,6 +16,8 @@ export interface GovernanceOptions {
   readonly failBehavior: FailBehavior;
   readonly env: NodeJS.ProcessEnv;
   readonly logger: Logger;
+  /** Redis/Valkey shared by every wrapper counting mcpBudgets; without it, each process counts alone. */
+  readonly valkeyUrl: string | undefined;
 }
 
 export interface WrapOptions extends GovernanceOptions {
@@ -22,12 +25,13 @@ export interface WrapOptions extends GovernanceOptions {
   readonly args: readonly string[];
 }
 
-/** The server's governance from the settings (or their absence), and the sink its call traces go to. */
-export async function openGovernance(opts: GovernanceOptions): Promise<{ governance: McpGovernance; sink: TraceSink }> {
+/** The server's governance from the settings (or their absence), the sink its call traces go to, and the store its budgets are counted in. */
+export async function openGovernance(opts: GovernanceOptions): Promise<{ governance: McpGovernance; sink: TraceSink; store: Store }> {
   const loaded = await loadMcpSettings({ configFile: opts.configFile, home: opts.home });
   const settings: GovernanceSettings = loaded.ok ? { ok: true, config: loaded.config } : { ok: false, reason: loaded.reason, failBehavior: opts.failBehavior };
   if (!loaded.ok) opts.logger.warn({ server: opts.server, failBehavior: opts.failBehavior, reason: loaded.reason }, 'MCP settings could not be loaded');
-  return { governance: new McpGovernance(opts.server, settings, opts.env), sink: new TraceSink({ dir: join(opts.home, 'mcp-traces'), logger: opts.logger }) };
+  const store = createStore({ valkeyUrl: opts.valkeyUrl, logger: opts.logger });
+  return { governance: new McpGovernance(opts.server, settings, opts.env, store), sink: new TraceSink({ dir: join(opts.home, 'mcp-traces'), logger: opts.logger }), store };
 }
 
 /** The exit status to leave with: the server's code, or 128 + its signal's number as a shell reports it. */
@@ -44,7 +48,7 @@ export function exitStatus(exit: ChildExit): number {
  * wrapper. Resolves with the status to exit with: the server's own.
  */
 export async function runWrap(opts: WrapOptions): Promise<number> {
-  const { governance, sink } = await openGovernance(opts);
+  const { governance, sink, store } = await openGovernance(opts);
 
   const child = new ChildProcessTransport({ command: opts.command, args: opts.args, env: opts.env });
   const harness = new StdioServerTransport();
@@ -63,7 +67,7 @@ export async function runWrap(opts: WrapOptions): Promise<number> {
   try {
     await child.start();
   } catch (err) {
-    await sink.close();
+    await Promise.all([sink.close(), store.close()]);
     process.stderr.write(`svc mcp wrap: cannot start the MCP server '${opts.server}' (${opts.command}): ${(err as Error).message}\n`);
     return 127;
   }
@@ -92,6 +96,6 @@ export async function runWrap(opts: WrapOptions): Promise<number> {
     await relay.serverClosed(`the MCP server '${opts.server}' ${how}`);
   }
   await relay.drained();
-  await sink.close();
+  await Promise.all([sink.close(), store.close()]);
   return exitStatus(exit);
 }

@@ -1,9 +1,12 @@
+import { CallCounters } from './call-counters.js';
 import { LruCache } from './lru-cache.js';
 import { toMicros } from './micros.js';
 import { COUNTER_GRACE_MS, periodOf, type Period } from './periods.js';
 import {
   resolveLedgerOptions,
   type BudgetSnapshot,
+  type CallCountRequest,
+  type CallCountResult,
   type LedgerOptions,
   type ReserveRequest,
   type ReserveResult,
@@ -52,11 +55,16 @@ export class MemoryStore implements Store {
   private readonly ledgerOptions: Required<LedgerOptions>;
   private readonly ledgers = new Map<string, Ledger>();
   private readonly cache: LruCache;
+  private readonly calls = new CallCounters();
   private sweptAt = 0;
 
   constructor(opts: MemoryStoreOptions = {}) {
     this.ledgerOptions = resolveLedgerOptions(opts);
     this.cache = new LruCache(opts.cacheMaxBytes ?? 64 * 1024 * 1024);
+  }
+
+  async countCall(req: CallCountRequest): Promise<CallCountResult> {
+    return this.calls.count(req, false);
   }
 
   async reserve(req: ReserveRequest): Promise<ReserveResult> {

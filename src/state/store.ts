@@ -73,7 +73,34 @@ export interface StoreHealth {
   droppedSettlements?: number;
 }
 
+/** One counter of calls: its key (within the workspace), the most it may reach, and when its period ends. */
+export interface CallCounter {
+  readonly key: string;
+  readonly limit: number;
+  readonly expiresAt: number;
+}
+
+export interface CallCountRequest {
+  readonly workspace: string;
+  readonly counters: readonly CallCounter[];
+  readonly now: number;
+}
+
+export interface CallCountResult {
+  /** The index of a counter already at its limit (nothing was counted), or null when the call was counted in every one. */
+  readonly exceeded: number | null;
+  /** Each counter after this call (before it, when refused). */
+  readonly counts: readonly number[];
+  /** Counted by this process alone: the shared store could not be reached. */
+  readonly degraded: boolean;
+}
+
 export interface Store {
+  /**
+   * Counts one call in every counter unless one of them is at its limit; atomic across every
+   * process sharing the store (MCP budgets). Never rejects for a store fault: counts locally then.
+   */
+  countCall(req: CallCountRequest): Promise<CallCountResult>;
   /** Atomically checks the caps and holds `amountUsd` for request `id`. Never rejects for a store fault. */
   reserve(req: ReserveRequest): Promise<ReserveResult>;
   /** Replaces reservation `id` by the actual cost, once: a repeat, or an unknown or expired id, adds the cost once. */

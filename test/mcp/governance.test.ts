@@ -1,10 +1,11 @@
 import t from 'tap';
 import { buildRuntimeConfig } from '../../src/config/runtime.js';
 import { McpGovernance } from '../../src/mcp/governance.js';
+import { MemoryStore } from '../../src/state/index.js';
 
 const ctx = { workspace: 'w', model: '', harness: null, session: null, traceId: 'tr_1' };
 const governed = (settings: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-  new McpGovernance('fs', { ok: true, config: buildRuntimeConfig({ file: { settings, ...extra } }) }, {});
+  new McpGovernance('fs', { ok: true, config: buildRuntimeConfig({ file: { settings, ...extra } }) }, {}, new MemoryStore());
 const text = (r: { content: unknown }) => (r.content as Array<{ text: string }>)[0]!.text;
 
 t.test('calls are judged by the MCP lists with the seed codes; allowed calls are forwarded unchanged', async (t) => {
@@ -61,10 +62,46 @@ t.test('results: redacted in content and structuredContent, withheld on a block'
 });
 
 t.test('without settings: open forwards with a warning, closed refuses with GOVERNANCE_UNAVAILABLE', async (t) => {
-  const open = new McpGovernance('fs', { ok: false, reason: 'no config', failBehavior: 'open' }, {});
+  const open = new McpGovernance('fs', { ok: false, reason: 'no config', failBehavior: 'open' }, {}, new MemoryStore());
   t.match(await open.judgeCall('read_file', {}, ctx), { kind: 'forward', warnings: [/failing open: no config/] });
-  const closed = new McpGovernance('fs', { ok: false, reason: 'no config', failBehavior: 'closed' }, {});
+  const closed = new McpGovernance('fs', { ok: false, reason: 'no config', failBehavior: 'closed' }, {}, new MemoryStore());
   const refused = await closed.judgeCall('read_file', {}, ctx);
   t.match(refused, { kind: 'refuse', code: 'GOVERNANCE_UNAVAILABLE', rule: 'mcpProxyFailBehavior' });
   t.match(text((refused as { result: { content: unknown } }).result), /^\[Svc Governance\] BLOCKED: GOVERNANCE_UNAVAILABLE: /);
+});
+
+t.test('mcpBudgets: every scope counts its calls per period; a call past a limit is refused; warnAtPct notes the approach', async (t) => {
+  let now = Date.UTC(2026, 10, 23, 10, 59, 0);
+  const settings = {
+    mcpBudgets: {
+      warnAtPct: 50,
+      budgets: [
+        { id: 'fs-hourly', scope: 'server', server: 'fs', period: 'hour', limit: 3 },
+        { id: 'writes-daily', scope: 'tool', tool: 'write_file', period: 'day', limit: 1 },
+        { id: 'other-server', scope: 'server', server: 'github', period: 'hour', limit: 1 },
+        { id: 'ana', scope: 'member', memberId: 'mem_ana', period: 'day', limit: 100 },
+      ],
+    },
+  };
+  const store = new MemoryStore();
+  const g = new McpGovernance('fs', { ok: true, config: buildRuntimeConfig({ file: { settings } }) }, { SVC_MEMBER_ID: 'mem_bob' }, store, () => now);
+  t.match(await g.judgeCall('read_file', {}, ctx), { kind: 'forward', warnings: [] }, 'one of three');
+  t.match(await g.judgeCall('write_file', {}, ctx), { kind: 'forward', warnings: [/budget 'fs-hourly' at 2 of 3/, /budget 'writes-daily' at 1 of 1/] });
+  const refusedWrite = await g.judgeCall('write_file', {}, ctx);
+  t.match(refusedWrite, { kind: 'refuse', code: 'MCP_BUDGET_EXCEEDED', rule: 'mcpBudgets' }, 'the daily write budget is used up');
+  t.match(text((refusedWrite as { result: { content: unknown } }).result), /^\[Svc Governance\] BLOCKED: MCP_BUDGET_EXCEEDED: .*budget 'writes-daily' allows 1 calls per day/);
+  t.match(await g.judgeCall('read_file', {}, ctx), { kind: 'forward' }, 'a refused call counted in no budget: three of three');
+  t.match(await g.judgeCall('read_file', {}, ctx), { kind: 'refuse', code: 'MCP_BUDGET_EXCEEDED' }, 'the hour is used up');
+  now += 60_000; // the next hour
+  t.match(await g.judgeCall('read_file', {}, ctx), { kind: 'forward' }, 'a new hour, a new count');
+  t.match(await g.judgeCall('write_file', {}, ctx), { kind: 'refuse', code: 'MCP_BUDGET_EXCEEDED' }, 'the day is not over');
+  now = Date.UTC(2026, 10, 24, 0, 0, 1);
+  t.match(await g.judgeCall('write_file', {}, ctx), { kind: 'forward' }, 'a new UTC day');
+});
+
+t.test('mcpBudgets in shadow mode only note the refusal', async (t) => {
+  const settings = { featureFlags: { ff_shadow_enforcement: true }, mcpBudgets: { budgets: [{ id: 'one', scope: 'server', server: 'fs', period: 'day', limit: 1 }] } };
+  const g = new McpGovernance('fs', { ok: true, config: buildRuntimeConfig({ file: { settings } }) }, {}, new MemoryStore());
+  await g.judgeCall('read_file', {}, ctx);
+  t.match(await g.judgeCall('read_file', {}, ctx), { kind: 'forward', warnings: [/would block: budget 'one'/] });
 });

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { buildRuntimeConfig } from '../../src/config/runtime.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { McpGovernance } from '../../src/mcp/governance.js';
+import { MemoryStore } from '../../src/state/index.js';
 import { McpRelay } from '../../src/mcp/relay.js';
 import type { TraceRecord } from '../../src/traces/trace.js';
 
@@ -18,7 +19,7 @@ async function relayed(t: Tap.Test, settings: Record<string, unknown>, register:
   register(server);
   await server.connect(serverSide);
   const traces: TraceRecord[] = [];
-  const governance = new McpGovernance('s', { ok: true, config: buildRuntimeConfig({ file: { settings } }) }, {});
+  const governance = new McpGovernance('s', { ok: true, config: buildRuntimeConfig({ file: { settings } }) }, {}, new MemoryStore());
   new McpRelay({ harness: harnessSide, server: serverLink, governance, record: (r) => traces.push(r), logger: createLogger('silent'), session: 'sess', harnessName: 'test' });
   await serverLink.start();
   await harnessSide.start();

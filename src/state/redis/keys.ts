@@ -9,6 +9,7 @@
  *   svc:{ws}:res                  hash id → reservation record, or 'S' once settled
  *   svc:{ws}:ids                  sorted set id → when its record in :res expires (ms)
  *   svc:{ws}:cache:<key>          exact-response cache entry (PX TTL)
+ *   svc:{ws}:mcpb:<budget>:<period>  MCP tool calls counted against a budget in a period (expire when it ends)
  */
 export function workspacePrefix(workspace: string): string {
   return `svc:{${workspace}}:`;

@@ -33,6 +33,8 @@ import { createLogger, type Logger } from '../../lib/logger.js';
 import { toMicros, toUsd } from '../micros.js';
 import { COUNTER_GRACE_MS, periodOf, type Period } from '../periods.js';
 import {
+  type CallCountRequest,
+  type CallCountResult,
   resolveLedgerOptions,
   type BudgetSnapshot,
   type CapKind,
@@ -48,7 +50,8 @@ import { createRedisClient, withTimeout } from './connection.js';
 import { cacheKey, workspacePrefix } from './keys.js';
 import { LedgerFile, type LedgerState } from './ledger-file.js';
 import { LocalLedger } from './local-ledger.js';
-import { RESERVE, SETTLE, SNAPSHOT } from './scripts.js';
+import { COUNT_CALL, RESERVE, SETTLE, SNAPSHOT } from './scripts.js';
+import { CallCounters } from '../call-counters.js';
 import { SettlementQueue, type Settlement } from './settlement-queue.js';
 
 export interface RedisStoreOptions extends LedgerOptions {
@@ -80,6 +83,8 @@ export class RedisStore implements Store {
   private readonly redis: Redis;
   private readonly ledger: Required<LedgerOptions>;
   private readonly local: LocalLedger;
+  /** MCP call counts while Redis cannot be reached. */
+  private readonly localCalls = new CallCounters();
   private readonly file: LedgerFile | null;
   private readonly pending: SettlementQueue;
   private readonly timeouts: { reserve: number; settle: number; read: number };
@@ -206,6 +211,19 @@ export class RedisStore implements Store {
     } catch (err) {
       this.fault(err);
       return toSnapshot(this.local.totals(workspace, period, now));
+    }
+  }
+
+  async countCall(req: CallCountRequest): Promise<CallCountResult> {
+    if (req.counters.length === 0) return { exceeded: null, counts: [], degraded: false };
+    try {
+      const args = [req.now, ...req.counters.flatMap((c) => [c.key, c.limit, c.expiresAt])];
+      const reply = (await withTimeout(COUNT_CALL.run(this.redis, [workspacePrefix(req.workspace)], args), this.timeouts.reserve, 'count call')) as number[];
+      const [at, ...counts] = reply.map(Number);
+      return { exceeded: at === 0 ? null : at! - 1, counts, degraded: false };
+    } catch (err) {
+      this.fault(err);
+      return this.localCalls.count(req, true);
     }
   }
 

@@ -125,3 +125,27 @@ export const SNAPSHOT = new LuaScript(`${PRELUDE}
 expire(tonumber(ARGV[3]))
 return counters(ARGV[1], ARGV[2])
 `);
+
+/**
+ * MCP call budgets. KEYS[1] is the workspace prefix; ARGV[1] is now, then per counter its key
+ * suffix, limit and expiry. Nothing is counted when one counter is at its limit: `{index, counts…}`
+ * (1-based); otherwise every counter is incremented: `{0, counts…}`.
+ */
+export const COUNT_CALL = new LuaScript(`
+local P = KEYS[1]
+local now = tonumber(ARGV[1])
+local n = (#ARGV - 1) / 3
+local counts = {}
+for i = 1, n do
+  local c = tonumber(redis.call('GET', P..'mcpb:'..ARGV[3*i-1]) or '0')
+  counts[i] = c
+  if c >= tonumber(ARGV[3*i]) then return {i, unpack(counts)} end
+end
+for i = 1, n do
+  local k = P..'mcpb:'..ARGV[3*i-1]
+  counts[i] = redis.call('INCR', k)
+  local ttl = tonumber(ARGV[3*i+1]) - now
+  if ttl > 0 then redis.call('PEXPIRE', k, ttl) end
+end
+return {0, unpack(counts)}
+`);
