@@ -10,6 +10,7 @@ import { buildPolicyConfig, type PolicyConfig } from '../policy/policy-config.js
 import type { ToolCall, ToolCallContext } from '../policy/tool-judge.js';
 import { judgeToolCalls, redactCallArguments, type ArgumentsDlp } from '../policy/tool-verdict.js';
 import { injectionInDescriptions, inspectToolResult } from './inspection.js';
+import type { McpSessionAnomalies } from './session-anomalies.js';
 
 /** What the wrapper does when it has no settings to enforce (seed 001: mcpProxyFailBehavior). */
 export type FailBehavior = 'open' | 'closed';
@@ -86,8 +87,11 @@ export class McpGovernance {
     return this.settings.ok ? this.settings.config.workspaceId : 'local';
   }
 
-  /** The call's verdict. Never rejects: a check that fails refuses the call. */
-  async judgeCall(tool: string, args: Record<string, unknown> | undefined, ctx: ToolCallContext): Promise<CallDecision> {
+  /**
+   * The call's verdict. Never rejects: a check that fails refuses the call. `session` holds the
+   * session's calls for the anomaly detectors; a call that is forwarded stays in it.
+   */
+  async judgeCall(tool: string, args: Record<string, unknown> | undefined, ctx: ToolCallContext, session?: McpSessionAnomalies): Promise<CallDecision> {
     if (this.policy === null) return this.unavailable(tool);
     const poison = this.poisoned.get(tool);
     if (poison !== undefined) {
@@ -106,7 +110,35 @@ export class McpGovernance {
       flagged.length === 0 || this.policy.shadow || dlp === undefined
         ? { kind: 'forward', arguments: args, outcome: 'allow', findings: flagged, warnings: [] }
         : { kind: 'forward', arguments: redactCallArguments(args, scanner(this.policy), dlp.actions) as Record<string, unknown>, outcome: 'redacted', findings: flagged, warnings: [] };
-    return this.counted(tool, forward, this.policy.shadow);
+    const judged = this.afterAnomalies(tool, args, forward, ctx.traceId, session);
+    if (judged.kind === 'refuse') return judged;
+    const decision = await this.counted(tool, judged, this.policy.shadow);
+    if (decision.kind === 'refuse') session?.forget(ctx.traceId);
+    return decision;
+  }
+
+  /**
+   * The anomaly detectors over the session with this call added (mcpAnomalyMode,
+   * mcpAnomalyOverrides): a finding that draws a response (steer, reask or kill — for an MCP call
+   * each means the call is not made) refuses it with the detector's account and what to do
+   * instead; findings that draw none are noted.
+   */
+  private afterAnomalies(
+    tool: string,
+    args: Record<string, unknown> | undefined,
+    forward: Extract<CallDecision, { kind: 'forward' }>,
+    id: string,
+    session: McpSessionAnomalies | undefined,
+  ): CallDecision {
+    if (session === undefined || this.policy === null) return forward;
+    const decision = session.judge(this.policy.anomaly, this.policy.shadow, { id, tool, input: args });
+    if (decision === null) return forward;
+    const noted = decision.findings.map((f) => `anomaly ${f.detector} (${f.action}, ${f.confidence}): ${f.summary}`);
+    const acting = decision.acting[0];
+    if (decision.response === null || acting === undefined) return { ...forward, warnings: [...forward.warnings, ...noted] };
+    session.forget(id);
+    const advice = decision.card ?? 'Stop repeating it: change the approach, or ask the user.';
+    return refuse(tool, { action: 'block', source: 'mcp', rule: `anomaly.${acting.detector}`, code: 'ANOMALY', reason: `${acting.summary}. ${advice}` });
   }
 
   /**

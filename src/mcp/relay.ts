@@ -7,6 +7,7 @@ import type { Finding } from '../policy/inspect.js';
 import type { McpCallTrace, TraceRecord } from '../traces/trace.js';
 import { mcpCallTrace } from './call-trace.js';
 import type { McpGovernance } from './governance.js';
+import { McpSessionAnomalies } from './session-anomalies.js';
 
 type Json = Record<string, unknown>;
 
@@ -54,6 +55,8 @@ export class McpRelay {
   private toHarness: Promise<void> = Promise.resolve();
   private readonly pending = new Map<RequestId, Pending>();
   private serverGone = false;
+  /** This session's calls, as the anomaly detectors read them. */
+  private readonly anomalies = new McpSessionAnomalies();
 
   constructor(private readonly options: McpRelayOptions) {
     options.harness.onmessage = (message) => (this.toServer = this.toServer.then(() => this.fromHarness(message)).catch((err: unknown) => this.failed('towards the server', err)));
@@ -127,9 +130,12 @@ export class McpRelay {
     }
     if (pending.call === undefined) return message;
     if (result === undefined) {
+      const error = (m.error ?? {}) as Json;
+      this.anomalies.answered(pending.call.id, { content: [{ type: 'text', text: String(error.message ?? 'error') }], isError: true });
       this.trace(pending.call, { verdict: 'failed', code: null, rule: null }, [], ['the server answered an error']);
       return message;
     }
+    this.anomalies.answered(pending.call.id, result);
     const review = this.options.governance.reviewResult(pending.call.tool, result);
     const findings = review.findings;
     if (review.blockedBy !== null) {
@@ -155,7 +161,7 @@ export class McpRelay {
       harness: this.options.harnessName,
       session: this.options.session,
       traceId: trace,
-    });
+    }, this.anomalies);
     const inFlight: CallInFlight = { id: trace, tool, startedAt, started, outcome: 'allow', findings: [], warnings: [] };
     if (decision.kind === 'refuse') {
       this.sendToHarness(() => ({ jsonrpc: '2.0', id, result: decision.result }) as JSONRPCMessage);

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { buildRuntimeConfig } from '../../src/config/runtime.js';
 import { McpGovernance } from '../../src/mcp/governance.js';
+import { McpSessionAnomalies } from '../../src/mcp/session-anomalies.js';
 import { MemoryStore } from '../../src/state/index.js';
 
 const ctx = { workspace: 'w', model: '', harness: null, session: null, traceId: 'tr_1' };
@@ -104,4 +105,40 @@ t.test('mcpBudgets in shadow mode only note the refusal', async (t) => {
   const g = new McpGovernance('fs', { ok: true, config: buildRuntimeConfig({ file: { settings } }) }, {}, new MemoryStore());
   await g.judgeCall('read_file', {}, ctx);
   t.match(await g.judgeCall('read_file', {}, ctx), { kind: 'forward', warnings: [/would block: budget 'one'/] });
+});
+
+t.test('mcpAnomalyMode: the same failing call over and over is refused in enforce, noted in warn, ignored when off', async (t) => {
+  const outcomes: Record<string, string[]> = {};
+  for (const mode of ['enforce', 'warn', 'off'] as const) {
+    const g = governed({ mcpAnomalyMode: mode });
+    const session = new McpSessionAnomalies();
+    outcomes[mode] = [];
+    for (let i = 0; i < 5; i++) {
+      const d = await g.judgeCall('run_tests', { path: 'tests/test_api.py' }, { ...ctx, traceId: `tr_${i}` }, session);
+      outcomes[mode]!.push(d.kind === 'refuse' ? `refused ${d.code} ${d.rule}` : d.warnings.some((w) => /anomaly consecutive_repeat/.test(w)) ? 'noted' : 'ran');
+      if (d.kind === 'forward') session.answered(`tr_${i}`, { content: [{ type: 'text', text: 'FAILED tests/test_api.py::test_create - expected 201, got 500\n1 failed' }], isError: true });
+    }
+  }
+  t.same(outcomes.enforce!.slice(0, 2), ['ran', 'ran']);
+  t.match(outcomes.enforce!.slice(2), Array(3).fill('refused ANOMALY anomaly.consecutive_repeat'), 'the repeat is refused, and keeps being');
+  t.same(outcomes.warn, ['ran', 'ran', 'noted', 'noted', 'noted']);
+  t.same(outcomes.off, ['ran', 'ran', 'ran', 'ran', 'ran']);
+
+  const overridden = governed({ mcpAnomalyMode: 'enforce', mcpAnomalyOverrides: { consecutive_repeat: 'off' } });
+  const session = new McpSessionAnomalies();
+  for (let i = 0; i < 5; i++) {
+    const d = await overridden.judgeCall('run_tests', { path: 'x' }, { ...ctx, traceId: `o_${i}` }, session);
+    t.equal(d.kind, 'forward', `an override turning the detector off lets call ${i} run`);
+    session.answered(`o_${i}`, { content: [{ type: 'text', text: 'Error: 1 failed' }], isError: true });
+  }
+});
+
+t.test('progress is not a loop: the same call whose result moves on keeps running', async (t) => {
+  const g = governed({ mcpAnomalyMode: 'enforce' });
+  const session = new McpSessionAnomalies();
+  for (let i = 0; i < 6; i++) {
+    const d = await g.judgeCall('job_status', { job: 'build-42' }, { ...ctx, traceId: `p_${i}` }, session);
+    t.equal(d.kind, 'forward', `poll ${i}`);
+    session.answered(`p_${i}`, { content: [{ type: 'text', text: `build-42: running, ${i * 15}% done, step ${i + 1} of 7` }] });
+  }
 });
