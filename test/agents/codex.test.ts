@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startMockProvider, type MockProvider, type ScriptStep } from '../../bench/mock/provider.js';
 import { agentSandbox, divergedClone, outcome, proxyTraces, runCodex } from '../helpers/agents.js';
-import { spawnProxy, type SpawnedProxy } from '../helpers/proxy.js';
+import { patientRulesConfig, spawnProxy, type SpawnedProxy } from '../helpers/proxy.js';
 import { until } from '../helpers/until.js';
 import { compileRules } from '../helpers/wasm.js';
 
@@ -27,7 +27,7 @@ async function proxy(wasmDir?: string): Promise<SpawnedProxy & { home: string }>
   const home = await mkdtemp(join(tmpdir(), 'svc-agent-proxy-'));
   t.teardown(() => rm(home, { recursive: true, force: true }));
   const env: NodeJS.ProcessEnv = { SVC_HOME: home, SVC_VIRTUAL_KEYS: AGENT_KEY, OPENAI_API_KEY: PROVIDER_KEY, SVC_WASM_DIR: wasmDir ?? join(home, 'wasm') };
-  return { ...(await spawnProxy(t, ['--upstream-url', mock.url], env)), home };
+  return { ...(await spawnProxy(t, ['--upstream-url', mock.url, '--config', await patientRulesConfig(home)], env)), home };
 }
 
 const plain = await proxy();

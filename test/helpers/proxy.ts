@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildRuntimeConfig } from '../../src/config/runtime.js';
 import { createLogger } from '../../src/lib/logger.js';
@@ -56,6 +58,16 @@ export async function startProxy(
   const port = await server.listen();
   t.teardown(() => server.close(0));
   return { url: `http://127.0.0.1:${port}`, port, server, sink };
+}
+
+/**
+ * A config file for a spawned `svc proxy` (`--config`) that gives WASM rules the same patient
+ * deadline as withPatientRules; its path.
+ */
+export async function patientRulesConfig(dir: string): Promise<string> {
+  const file = join(dir, 'patient-rules.json');
+  await writeFile(file, JSON.stringify(withPatientRules({})));
+  return file;
 }
 
 /**
