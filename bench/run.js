@@ -56,11 +56,11 @@ async function main(args) {
   const comparison = baseline === null ? null : compareToBaseline(report, baseline);
   await writeReport(options.out, { ...report, baseline: comparison });
   if (options.saveBaseline) await writeReport(options.baseline, report);
-  const compared = comparison === null ? `no baseline at ${displayPath(options.baseline)}` : formatComparison(comparison);
+  const compared = scenarios.length === 0 ? '' : comparison === null ? `no baseline at ${displayPath(options.baseline)}\n` : `${formatComparison(comparison)}\n`;
   process.stdout.write(
     options.jsonOnly
       ? `${JSON.stringify({ ...report, baseline: comparison }, null, 2)}\n`
-      : `${formatReport(report)}\n${compared}\n\nresults: ${displayPath(options.out)}${options.saveBaseline ? `; saved as the baseline` : ''}\n`,
+      : `${formatReport(report)}\n${compared}\nresults: ${displayPath(options.out)}${options.saveBaseline ? `; saved as the baseline` : ''}\n`,
   );
   if ([...scenarios, ...micro].some((result) => result.status === 'failed')) return 1;
   return options.failOnRegression && comparison?.rows.some((row) => row.regressed) ? 3 : 0;

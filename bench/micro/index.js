@@ -19,6 +19,7 @@ import { traceIdBenchmark } from './trace-id.js';
 import { traceJournalBenchmark } from './trace-journal.js';
 import { decideOverheadBenchmark } from './decide-overhead.js';
 import { wasmRulesBenchmark } from './wasm-rules.js';
+import { mcpLatencyBenchmark } from './mcp-latency.js';
 import { injectionBenchmark } from '../detection/injection.js';
 
 /**
@@ -43,4 +44,5 @@ export const MICRO_BENCHMARKS = [
   injectionBenchmark,
   decideOverheadBenchmark,
   wasmRulesBenchmark,
+  mcpLatencyBenchmark,
 ];
