@@ -28,6 +28,7 @@ const proxyFlags = z.object({
     .refine((u) => /^https?:$/.test(new URL(u).protocol), 'must be an http or https URL'),
   host: z.string().min(1).max(255),
   port: z.coerce.number().int().min(0).max(65535),
+  transport: z.enum(['streamable-http', 'sse']),
   config: z.string().min(1).optional(),
   failBehavior: z.enum(['open', 'closed']),
 });
@@ -115,6 +116,7 @@ export function registerMcpCommands(program: Command, fail: (err: unknown) => ne
     .requiredOption('--url <upstream>', 'the real server\'s Streamable HTTP endpoint, e.g. http://127.0.0.1:3001/mcp')
     .option('--port <n>', 'port to listen on (default: a free one, printed)', '0')
     .option('--host <address>', 'address to listen on', '127.0.0.1')
+    .option('--transport <kind>', 'streamable-http (serves /mcp) or sse, the older HTTP+SSE transport (serves /sse and /messages; --url is the server\'s SSE stream)', 'streamable-http')
     .option('--config <file>', 'JSON config file with the workspace settings (SVC_CONFIG); default: the last config synced from the control plane')
     .option('--fail <behavior>', 'open or closed: what happens to calls when no settings can be loaded (SVC_MCP_FAIL_BEHAVIOR, default open)')
     .option('--valkey-url <url>', 'Redis/Valkey where mcpBudgets are counted (SVC_VALKEY_URL); default: this process alone')
@@ -125,13 +127,14 @@ export function registerMcpCommands(program: Command, fail: (err: unknown) => ne
         url: opts.url,
         host: opts.host,
         port: opts.port,
+        transport: opts.transport,
         config: opts.config ?? (env.SVC_CONFIG || undefined),
         failBehavior: opts.fail ?? (env.SVC_MCP_FAIL_BEHAVIOR || 'open'),
         valkeyUrl: opts.valkeyUrl ?? (env.SVC_VALKEY_URL || undefined),
       });
       if (!parsed.success) fail(new ConfigError(`invalid option: ${describeZodError(parsed.error)}`));
-      const { server, url, host, port, config, failBehavior } = parsed.data;
-      startHttpProxy({ server, upstream: new URL(url), host, port, configFile: config, home: svcHome(env), failBehavior, valkeyUrl: parsed.data.valkeyUrl, env, logger: createLogger(env.SVC_LOG_LEVEL ?? 'warn') }).then((running) => {
+      const { server, url, host, port, config, failBehavior, transport } = parsed.data;
+      startHttpProxy({ server, upstream: new URL(url), transport, host, port, configFile: config, home: svcHome(env), failBehavior, valkeyUrl: parsed.data.valkeyUrl, env, logger: createLogger(env.SVC_LOG_LEVEL ?? 'warn') }).then((running) => {
         process.stdout.write(`svc mcp proxy: ${server} at ${running.url} -> ${url}\n`);
         for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void running.close().then(() => process.exit(0)));
       }, fail);

@@ -2,22 +2,29 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { McpRelay } from './relay.js';
 import { openGovernance, type GovernanceOptions } from './wrap.js';
 
+/** `streamable-http` (MCP 2025-03-26 and later) or the older HTTP+SSE transport. */
+export type HttpTransport = 'streamable-http' | 'sse';
+
 export interface HttpProxyOptions extends GovernanceOptions {
-  /** The Streamable HTTP endpoint of the real server, e.g. http://127.0.0.1:3001/mcp. */
+  /** The real server's endpoint: its Streamable HTTP one (e.g. http://127.0.0.1:3001/mcp), or its SSE stream (…/sse). */
   readonly upstream: URL;
+  readonly transport: HttpTransport;
   readonly host: string;
   /** 0 picks a free port. */
   readonly port: number;
 }
 
 export interface RunningHttpProxy {
-  /** The endpoint harnesses are given instead of the server's. */
+  /** The endpoint harnesses are given instead of the server's: `/mcp`, or `/sse` for the SSE transport. */
   readonly url: string;
   close(): Promise<void>;
 }
@@ -26,9 +33,9 @@ export interface RunningHttpProxy {
 export const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
 
 /** One harness session: its own session towards the real server, relayed under governance. */
-interface Session {
-  readonly harness: StreamableHTTPServerTransport;
-  readonly upstream: StreamableHTTPClientTransport;
+interface Session<H extends Transport = StreamableHTTPServerTransport> {
+  readonly harness: H;
+  readonly upstream: Transport;
   readonly relay: McpRelay;
 }
 
@@ -54,14 +61,10 @@ export async function startHttpProxy(opts: HttpProxyOptions): Promise<RunningHtt
   const sessions = new Map<string, Session>();
   let allowedHosts: string[] = [];
 
-  const openSession = async (): Promise<StreamableHTTPServerTransport> => {
-    const upstream = new StreamableHTTPClientTransport(opts.upstream);
-    const harness = new StreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => void sessions.set(id, session),
-      enableDnsRebindingProtection: true,
-      allowedHosts,
-    });
+  const sseSessions = new Map<string, Session<SSEServerTransport>>();
+
+  /** Relays a new harness session to a new upstream session of its own. */
+  const relayed = async <H extends Transport>(harness: H, upstream: Transport, forget: () => void): Promise<Session<H>> => {
     const relay = new McpRelay({
       harness,
       server: upstream,
@@ -71,9 +74,8 @@ export async function startHttpProxy(opts: HttpProxyOptions): Promise<RunningHtt
       session: null,
       harnessName: opts.env.SVC_HARNESS || null,
     });
-    const session: Session = { harness, upstream, relay };
     harness.onclose = () => {
-      if (harness.sessionId !== undefined) sessions.delete(harness.sessionId);
+      forget();
       void upstream.close();
     };
     upstream.onerror = (err) => opts.logger.warn({ server: opts.server, err: err.message }, 'the MCP server could not be reached');
@@ -81,11 +83,43 @@ export async function startHttpProxy(opts: HttpProxyOptions): Promise<RunningHtt
     harness.onerror = (err) => opts.logger.warn({ server: opts.server, err: err.message }, 'unreadable message from the harness');
     await upstream.start();
     await harness.start();
+    return { harness, upstream, relay };
+  };
+
+  const openSession = async (): Promise<StreamableHTTPServerTransport> => {
+    const harness: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => void sessions.set(id, session),
+      enableDnsRebindingProtection: true,
+      allowedHosts,
+    });
+    const session = await relayed(harness, new StreamableHTTPClientTransport(opts.upstream), () => {
+      if (harness.sessionId !== undefined) sessions.delete(harness.sessionId);
+    });
     return harness;
+  };
+
+  /** The older transport: a GET opens the event stream (and the session), POSTs to /messages carry the harness's messages. */
+  const handleSse = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<void> => {
+    if (req.method === 'GET' && path === '/sse') {
+      const harness = new SSEServerTransport('/messages', res, { enableDnsRebindingProtection: true, allowedHosts });
+      const session = await relayed(harness, new SSEClientTransport(opts.upstream), () => sseSessions.delete(harness.sessionId));
+      sseSessions.set(harness.sessionId, session);
+      return;
+    }
+    if (req.method === 'POST' && path === '/messages') {
+      const id = new URL(req.url ?? '/', 'http://x').searchParams.get('sessionId') ?? '';
+      const session = sseSessions.get(id);
+      if (session === undefined) throw new RequestError(404, -32001, 'Session not found');
+      await session.harness.handlePostMessage(req, res, await readJson(req));
+      return;
+    }
+    throw new RequestError(404, -32601, `svc mcp proxy (sse) serves GET /sse and POST /messages, not ${req.method ?? ''} ${path}`);
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
+    if (opts.transport === 'sse') return handleSse(req, res, path);
     if (path !== '/mcp') throw new RequestError(404, -32601, `svc mcp proxy serves /mcp, not ${path}`);
     const header = req.headers['mcp-session-id'];
     const sessionId = typeof header === 'string' ? header : undefined;
@@ -121,11 +155,11 @@ export async function startHttpProxy(opts: HttpProxyOptions): Promise<RunningHtt
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
 
   return {
-    url: `http://${host}:${port}/mcp`,
+    url: `http://${host}:${port}${opts.transport === 'sse' ? '/sse' : '/mcp'}`,
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
-      await Promise.all([...sessions.values()].map((s) => s.harness.close()));
+      await Promise.all([...sessions.values(), ...sseSessions.values()].map((s) => s.harness.close()));
       await closed;
       await Promise.all([sink.close(), store.close()]);
     },

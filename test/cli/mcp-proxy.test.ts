@@ -7,6 +7,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CLI } from '../helpers/proxy.js';
 import { EVERYTHING, mcpTraces, resultText, waitFor, writeSettings } from '../helpers/mcp.js';
@@ -44,21 +45,22 @@ async function startChild(t: Teardown, args: string[], env: NodeJS.ProcessEnv, r
   return { child, output };
 }
 
-/** server-everything over Streamable HTTP, `svc mcp proxy` in front of it, and the SDK client connected to the proxy. */
-async function setup(t: Teardown, settings: Record<string, unknown>) {
+/** server-everything over Streamable HTTP (or SSE), `svc mcp proxy` in front of it, and the SDK client connected to the proxy. */
+async function setup(t: Teardown, settings: Record<string, unknown>, transport: 'streamable-http' | 'sse' = 'streamable-http') {
   const port = await freePort();
-  const upstream = await startChild(t, [EVERYTHING, 'streamableHttp'], { PORT: String(port) }, /listening on port/);
+  const sse = transport === 'sse';
+  const upstream = await startChild(t, [EVERYTHING, sse ? 'sse' : 'streamableHttp'], { PORT: String(port) }, sse ? /running on port/ : /listening on port/);
   const home = mkdtempSync(join(tmpdir(), 'svc-mcp-proxy-'));
   t.teardown(() => rmSync(home, { recursive: true, force: true }));
   const proxy = await startChild(
     t,
-    [CLI, 'mcp', 'proxy', '--server', 'everything', '--url', `http://127.0.0.1:${port}/mcp`, '--config', writeSettings(home, settings)],
+    [CLI, 'mcp', 'proxy', '--server', 'everything', '--transport', transport, '--url', `http://127.0.0.1:${port}/${sse ? 'sse' : 'mcp'}`, '--config', writeSettings(home, settings)],
     { SVC_HOME: home, SVC_LOG_LEVEL: 'warn' },
     /svc mcp proxy: everything at (\S+) ->/,
   );
   const url = /svc mcp proxy: everything at (\S+) ->/.exec(proxy.output)![1]!;
   const client = new Client({ name: 'svc-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  await client.connect(sse ? new SSEClientTransport(new URL(url)) : new StreamableHTTPClientTransport(new URL(url)));
   t.teardown(() => client.close());
   return { client, url, home, upstream: upstream.child };
 }
@@ -132,4 +134,17 @@ t.test('the real server going away: calls are answered with an error, never left
   );
   t.ok('error' in after || after.result.isError === true, 'the call fails instead of hanging');
   if ('error' in after) t.match(after.error.message, /could not be reached|closed/);
+});
+
+t.test('svc mcp proxy --transport sse: the older HTTP+SSE transport, the same governance', async (t) => {
+  const { client, home, url } = await setup(t, { mcpAllowedTools: ['echo'] }, 'sse');
+  t.match(url, /\/sse$/);
+  t.ok((await client.listTools()).tools.length > 5, 'tools listed');
+  t.equal(resultText(await client.callTool({ name: 'echo', arguments: { message: 'over sse' } })), 'Echo: over sse');
+  const refused = await client.callTool({ name: 'get-sum', arguments: { a: 1, b: 2 } });
+  t.match(resultText(refused), /^\[Svc Governance\] BLOCKED: TOOL_DISABLED: /);
+  const traces = await waitFor('two call traces', () => (mcpTraces(home).length >= 2 ? mcpTraces(home) : undefined));
+  t.match(traces.map((tr) => tr.mcp.verdict), ['allow', 'block']);
+  const unknown = await fetch(url.replace('/sse', '/messages?sessionId=nope'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+  t.equal(unknown.status, 404, 'a message for an unknown session');
 });
