@@ -4,24 +4,62 @@ import { describeZodError } from '../config/runtime.js';
 import { ConfigError } from '../lib/errors.js';
 import { createLogger } from '../lib/logger.js';
 import { svcHome } from '../lib/paths.js';
-import { runWrap } from '../mcp/wrap.js';
+import { runWrap, type GovernanceOptions } from '../mcp/wrap.js';
 import { startHttpProxy } from '../mcp/http-proxy.js';
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { MCP_HARNESSES, mcpConfigTargets, rewriteMcpConfigs, type FileChange } from '../machine/mcp-install.js';
 
-const valkeyUrl = z.url({ protocol: /^(redis|rediss|valkey|valkeys)$/ }).optional();
+/** What `wrap` and `proxy` both take: the server's name and where its governance comes from. */
+const governanceFlags = z
+  .object({
+    server: z.string().min(1).max(256),
+    config: z.string().min(1).optional(),
+    failBehavior: z.enum(['open', 'closed']),
+    valkeyUrl: z.url({ protocol: /^(redis|rediss|valkey|valkeys)$/ }).optional(),
+    controlPlaneUrl: z.url({ protocol: /^https?$/ }).optional(),
+    apiKey: z.string().regex(/^vk_[A-Za-z0-9_-]{8,200}$/, 'the API key is a vk_ key').optional(),
+  })
+  .refine((o) => o.controlPlaneUrl === undefined || o.apiKey !== undefined, { message: '--control-plane-url needs --api-key (SVC_API_KEY)', path: ['apiKey'] });
 
-const wrapFlags = z.object({
-  valkeyUrl,
-  server: z.string().min(1).max(256),
-  config: z.string().min(1).optional(),
-  failBehavior: z.enum(['open', 'closed']),
-});
+type GovernanceFlags = z.infer<typeof governanceFlags>;
+
+/** The flags `wrap` and `proxy` share, with their environment fallbacks. */
+function withGovernanceOptions(command: Command): Command {
+  return command
+    .requiredOption('--server <name>', 'the server\'s name, as mcpAllowedServers and refusals name it')
+    .option('--config <file>', 'JSON config file with the workspace settings (SVC_CONFIG); default: the last config synced from the control plane')
+    .option('--fail <behavior>', 'open or closed: what happens to calls when no settings can be loaded (SVC_MCP_FAIL_BEHAVIOR, default open)')
+    .option('--valkey-url <url>', 'Redis/Valkey where mcpBudgets are counted, shared by every wrapper and proxy using it (SVC_VALKEY_URL); default: this process alone')
+    .option('--control-plane-url <url>', 'the control plane keeping the MCP server registry and receiving call traces (SVC_CONTROL_PLANE_URL)')
+    .option('--api-key <vk_key>', 'the workspace key used with the control plane (SVC_API_KEY)');
+}
+
+function governanceInput(opts: Record<string, string | undefined>, env: NodeJS.ProcessEnv): Record<keyof GovernanceFlags, string | undefined> {
+  return {
+    server: opts.server,
+    config: opts.config ?? (env.SVC_CONFIG || undefined),
+    failBehavior: opts.fail ?? (env.SVC_MCP_FAIL_BEHAVIOR || 'open'),
+    valkeyUrl: opts.valkeyUrl ?? (env.SVC_VALKEY_URL || undefined),
+    controlPlaneUrl: opts.controlPlaneUrl ?? (env.SVC_CONTROL_PLANE_URL || undefined),
+    apiKey: opts.apiKey ?? (env.SVC_API_KEY || undefined),
+  };
+}
+
+function governanceOptions(flags: GovernanceFlags, env: NodeJS.ProcessEnv): GovernanceOptions {
+  return {
+    server: flags.server,
+    configFile: flags.config,
+    home: svcHome(env),
+    failBehavior: flags.failBehavior,
+    valkeyUrl: flags.valkeyUrl,
+    controlPlane: flags.controlPlaneUrl === undefined ? undefined : { url: flags.controlPlaneUrl, apiKey: flags.apiKey! },
+    env,
+    logger: createLogger(env.SVC_LOG_LEVEL ?? 'warn'),
+  };
+}
 
 const proxyFlags = z.object({
-  valkeyUrl,
-  server: z.string().min(1).max(256),
   url: z
     .string()
     .url()
@@ -29,8 +67,6 @@ const proxyFlags = z.object({
   host: z.string().min(1).max(255),
   port: z.coerce.number().int().min(0).max(65535),
   transport: z.enum(['streamable-http', 'sse']),
-  config: z.string().min(1).optional(),
-  failBehavior: z.enum(['open', 'closed']),
 });
 
 const installFlags = z.object({
@@ -55,35 +91,14 @@ function report(changes: readonly FileChange[], mode: 'install' | 'uninstall', d
 /** `svc mcp …`: MCP governance. */
 export function registerMcpCommands(program: Command, fail: (err: unknown) => never): void {
   const mcp = program.command('mcp').description('govern MCP servers: every tools/call is judged by the workspace settings');
-  mcp
-    .command('wrap')
-    .description('run a stdio MCP server behind the governance proxy; a harness runs this in place of the server')
-    .requiredOption('--server <name>', 'the server\'s name, as mcpAllowedServers and refusals name it')
-    .option('--config <file>', 'JSON config file with the workspace settings (SVC_CONFIG); default: the last config synced from the control plane')
-    .option('--fail <behavior>', 'open or closed: what happens to calls when no settings can be loaded (SVC_MCP_FAIL_BEHAVIOR, default open)')
-    .option('--valkey-url <url>', 'Redis/Valkey where mcpBudgets are counted, shared by every wrapper and proxy using it (SVC_VALKEY_URL); default: this process alone')
+  withGovernanceOptions(mcp.command('wrap').description('run a stdio MCP server behind the governance proxy; a harness runs this in place of the server'))
     .argument('<command>', 'the MCP server\'s command')
     .argument('[args...]', 'its arguments (after --)')
     .action((command: string, args: string[], opts: Record<string, string | undefined>) => {
       const env = process.env;
-      const parsed = wrapFlags.safeParse({
-        server: opts.server,
-        config: opts.config ?? (env.SVC_CONFIG || undefined),
-        failBehavior: opts.fail ?? (env.SVC_MCP_FAIL_BEHAVIOR || 'open'),
-        valkeyUrl: opts.valkeyUrl ?? (env.SVC_VALKEY_URL || undefined),
-      });
+      const parsed = governanceFlags.safeParse(governanceInput(opts, env));
       if (!parsed.success) fail(new ConfigError(`invalid option: ${describeZodError(parsed.error)}`));
-      runWrap({
-        server: parsed.data.server,
-        command,
-        args,
-        configFile: parsed.data.config,
-        home: svcHome(env),
-        failBehavior: parsed.data.failBehavior,
-        valkeyUrl: parsed.data.valkeyUrl,
-        env,
-        logger: createLogger(env.SVC_LOG_LEVEL ?? 'warn'),
-      }).then((status) => process.exit(status), fail);
+      runWrap({ ...governanceOptions(parsed.data, env), command, args }).then((status) => process.exit(status), fail);
     });
   for (const mode of ['install', 'uninstall'] as const) {
     mcp
@@ -109,32 +124,20 @@ export function registerMcpCommands(program: Command, fail: (err: unknown) => ne
         }
       });
   }
-  mcp
-    .command('proxy')
-    .description('front a Streamable HTTP MCP server with the governance proxy; harnesses are given its URL instead of the server\'s')
-    .requiredOption('--server <name>', 'the server\'s name, as mcpAllowedServers and refusals name it')
+  withGovernanceOptions(mcp.command('proxy').description('front a Streamable HTTP MCP server with the governance proxy; harnesses are given its URL instead of the server\'s'))
     .requiredOption('--url <upstream>', 'the real server\'s Streamable HTTP endpoint, e.g. http://127.0.0.1:3001/mcp')
     .option('--port <n>', 'port to listen on (default: a free one, printed)', '0')
     .option('--host <address>', 'address to listen on', '127.0.0.1')
     .option('--transport <kind>', 'streamable-http (serves /mcp) or sse, the older HTTP+SSE transport (serves /sse and /messages; --url is the server\'s SSE stream)', 'streamable-http')
-    .option('--config <file>', 'JSON config file with the workspace settings (SVC_CONFIG); default: the last config synced from the control plane')
-    .option('--fail <behavior>', 'open or closed: what happens to calls when no settings can be loaded (SVC_MCP_FAIL_BEHAVIOR, default open)')
-    .option('--valkey-url <url>', 'Redis/Valkey where mcpBudgets are counted (SVC_VALKEY_URL); default: this process alone')
     .action((opts: Record<string, string | undefined>) => {
       const env = process.env;
-      const parsed = proxyFlags.safeParse({
-        server: opts.server,
-        url: opts.url,
-        host: opts.host,
-        port: opts.port,
-        transport: opts.transport,
-        config: opts.config ?? (env.SVC_CONFIG || undefined),
-        failBehavior: opts.fail ?? (env.SVC_MCP_FAIL_BEHAVIOR || 'open'),
-        valkeyUrl: opts.valkeyUrl ?? (env.SVC_VALKEY_URL || undefined),
-      });
+      const governance = governanceFlags.safeParse(governanceInput(opts, env));
+      if (!governance.success) fail(new ConfigError(`invalid option: ${describeZodError(governance.error)}`));
+      const parsed = proxyFlags.safeParse({ url: opts.url, host: opts.host, port: opts.port, transport: opts.transport });
       if (!parsed.success) fail(new ConfigError(`invalid option: ${describeZodError(parsed.error)}`));
-      const { server, url, host, port, config, failBehavior, transport } = parsed.data;
-      startHttpProxy({ server, upstream: new URL(url), transport, host, port, configFile: config, home: svcHome(env), failBehavior, valkeyUrl: parsed.data.valkeyUrl, env, logger: createLogger(env.SVC_LOG_LEVEL ?? 'warn') }).then((running) => {
+      const { url, host, port, transport } = parsed.data;
+      const server = governance.data.server;
+      startHttpProxy({ ...governanceOptions(governance.data, env), upstream: new URL(url), transport, host, port }).then((running) => {
         process.stdout.write(`svc mcp proxy: ${server} at ${running.url} -> ${url}\n`);
         for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void running.close().then(() => process.exit(0)));
       }, fail);

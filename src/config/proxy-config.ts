@@ -1,3 +1,4 @@
+import { MCP_SERVER_STATUSES } from '../policy/mcp-registry.js';
 import { z } from 'zod';
 import { PII_DETECTOR_IDS, ratePer1kSchema, workspaceSettingsSchema, workspaceSettingsShape } from './settings.js';
 import { PROVIDER_IDS, PROVIDERS } from '../upstream/providers.js';
@@ -89,6 +90,11 @@ export const unknownModelsSchema = z.strictObject({
   prices: z.partialRecord(z.enum(PROVIDER_IDS), ratePer1kSchema).default({}),
 });
 
+/** What the MCP server registry says of each server, by name. */
+export const mcpServerViewsSchema = z
+  .record(z.string().min(1).max(256), z.strictObject({ status: z.enum(MCP_SERVER_STATUSES), disabledTools: z.array(z.string().min(1).max(256)).max(500).default([]) }))
+  .refine((servers) => Object.keys(servers).length <= 5000, { message: 'at most 5000 servers' });
+
 export const proxyConfigFileSchema = z.strictObject({
   $schema: z.string().optional(),
   workspaceId: z.string().min(1).max(128).default('local'),
@@ -117,6 +123,8 @@ export const proxyConfigFileSchema = z.strictObject({
   decision_traffic: decisionTrafficSchema.default(decisionTrafficSchema.parse({})),
   /** Decide rule records, besides the `decide:` lines of `.svc/sops/`; each is validated when rules load. */
   decide_rules: z.array(z.unknown()).max(1000).default([]),
+  /** The MCP server registry's word on each server it knows (from the control plane, or written here for a local workspace). */
+  mcpServers: mcpServerViewsSchema.default({}),
 });
 
 export type ProxyConfigFile = z.infer<typeof proxyConfigFileSchema>;

@@ -1,3 +1,4 @@
+import type { McpServerView } from '../policy/mcp-registry.js';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
@@ -40,6 +41,8 @@ export interface RuntimeConfig {
   readonly decisionTraffic: DecisionTrafficSettings;
   /** Decide rule records from the config file, read when decide rules load. */
   readonly decideRules: readonly unknown[];
+  /** The MCP server registry's word on each server it knows. */
+  readonly mcpServers: Readonly<Record<string, McpServerView>>;
 }
 
 export function hashKey(key: string): string {
@@ -105,6 +108,7 @@ export function buildRuntimeConfig(sources: ConfigSources): RuntimeConfig {
     upstreamRetry: file.upstreamRetry,
     decisionTraffic: file.decision_traffic,
     decideRules: file.decide_rules,
+    mcpServers: file.mcpServers,
   });
 }
 

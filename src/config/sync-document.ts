@@ -89,6 +89,8 @@ export const gatewayConfigDocumentSchema = z.strictObject({
       .max(1000)
       .default([])
       .superRefine((rules, ctx) => refuseDuplicates(rules, (r) => [r.name], (i) => [i, 'name'], 'WASM rule name', ctx)),
+    /** The MCP server registry: approved, pending, held and blocked servers and their switched-off tools. */
+    mcpServers: file.mcpServers,
   }),
 });
 

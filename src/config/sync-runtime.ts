@@ -29,6 +29,7 @@ export function runtimeConfigFromDocument(document: GatewayConfigDocument, local
       budget: document.config.budget,
       byokRequired: document.config.byokRequired || file.byokRequired === true,
       decide_rules: [...localDecideRules, ...document.config.policies.flatMap((p) => p.decide_rules)],
+      mcpServers: { ...(typeof file.mcpServers === 'object' && file.mcpServers !== null ? file.mcpServers : {}), ...document.config.mcpServers },
     },
     upstreamUrl: local.upstreamUrl,
     extraKeys: local.extraKeys,

@@ -9,7 +9,9 @@ import { toolCallNotice, type RefusedVerdict } from '../policy/notice.js';
 import { buildPolicyConfig, type PolicyConfig } from '../policy/policy-config.js';
 import type { ToolCall, ToolCallContext } from '../policy/tool-judge.js';
 import { judgeToolCalls, redactCallArguments, type ArgumentsDlp } from '../policy/tool-verdict.js';
+import { pinnedToolSet } from '../policy/mcp-tool-changes.js';
 import { injectionInDescriptions, inspectToolResult } from './inspection.js';
+import { ConfiguredRegistry, type ServerRegistry } from './registry-client.js';
 import type { McpSessionAnomalies } from './session-anomalies.js';
 
 /** What the wrapper does when it has no settings to enforce (seed 001: mcpProxyFailBehavior). */
@@ -57,6 +59,10 @@ export class McpGovernance {
   private readonly warnAtPct: number | undefined;
   /** Who the calls are made for (SVC_MEMBER_ID), for member budgets; null when unknown. */
   private readonly memberId: string | null;
+  private readonly registry: ServerRegistry;
+  private readonly clock: () => number;
+  /** mcpProxyFailBehavior: what a call gets when a check needs the control plane and it cannot be reached. */
+  private readonly failBehavior: FailBehavior;
 
   constructor(
     readonly server: string,
@@ -64,9 +70,16 @@ export class McpGovernance {
     env: NodeJS.ProcessEnv,
     /** Where calls are counted against mcpBudgets: shared (Redis) across wrappers, or this process's own. */
     private readonly store: Store,
-    private readonly clock: () => number = Date.now,
+    opts: {
+      /** The MCP server registry (the control plane's, or what the config says); default: the config's. */
+      readonly registry?: ServerRegistry;
+      readonly clock?: () => number;
+    } = {},
   ) {
     this.memberId = env.SVC_MEMBER_ID || null;
+    this.clock = opts.clock ?? Date.now;
+    this.registry = opts.registry ?? new ConfiguredRegistry(settings.ok ? settings.config.mcpServers[server] : undefined);
+    this.failBehavior = settings.ok ? (settings.config.settings.mcpProxyFailBehavior ?? 'open') : settings.failBehavior;
     if (settings.ok) {
       const s = settings.config.settings;
       this.policy = buildPolicyConfig({ version: settings.config.version, settings: s, localPii: settings.config.piiDetectors, env });
@@ -92,24 +105,32 @@ export class McpGovernance {
    * session's calls for the anomaly detectors; a call that is forwarded stays in it.
    */
   async judgeCall(tool: string, args: Record<string, unknown> | undefined, ctx: ToolCallContext, session?: McpSessionAnomalies): Promise<CallDecision> {
-    if (this.policy === null) return this.unavailable(tool);
+    if (this.policy === null) return this.withoutSettings(tool);
     const poison = this.poisoned.get(tool);
     if (poison !== undefined) {
       return refuse(tool, { action: 'block', source: 'mcp', rule: 'mcpInjectionAction', reason: `the description of tool '${tool}' carries a prompt injection (${poison.detector})` });
     }
+    const warnings: string[] = [];
+    const entry = await this.registry.view();
+    if (entry === 'unreachable') {
+      const reason = 'the MCP server registry on the control plane cannot be reached and has no word on this server or its tool set';
+      if (this.failBehavior === 'closed') return unavailable(tool, reason);
+      warnings.push(`governance check incomplete, failing open (mcpProxyFailBehavior): ${reason}`);
+    }
+    const mcp: McpPolicy = entry === null || entry === 'unreachable' ? this.mcp : { ...this.mcp, servers: { [this.server]: entry } };
     const call: ToolCall = { id: ctx.traceId, name: `mcp__${this.server}__${tool}`, arguments: JSON.stringify(args ?? {}), input: 'json' };
     const dlp = this.argumentsDlp(this.policy);
-    const [verdict] = await judgeToolCalls([call], ctx, { judges: [], mcp: this.mcp, dlp, holds: null });
+    const [verdict] = await judgeToolCalls([call], ctx, { judges: [], mcp, dlp, holds: null });
     if (verdict === undefined || verdict.action !== 'allow') {
       const refused: RefusedVerdict = verdict ?? { action: 'block', source: 'mcp', rule: 'judge_failure', reason: 'no verdict was reached' };
-      if (this.policy.shadow) return { kind: 'forward', arguments: args, outcome: 'allow', findings: [], warnings: [`would ${refused.action}: ${refused.reason}`] };
+      if (this.policy.shadow) return { kind: 'forward', arguments: args, outcome: 'allow', findings: [], warnings: [...warnings, `would ${refused.action}: ${refused.reason}`] };
       return refuse(tool, refused);
     }
     const flagged = verdict.flagged ?? [];
     const forward: CallDecision =
       flagged.length === 0 || this.policy.shadow || dlp === undefined
-        ? { kind: 'forward', arguments: args, outcome: 'allow', findings: flagged, warnings: [] }
-        : { kind: 'forward', arguments: redactCallArguments(args, scanner(this.policy), dlp.actions) as Record<string, unknown>, outcome: 'redacted', findings: flagged, warnings: [] };
+        ? { kind: 'forward', arguments: args, outcome: 'allow', findings: flagged, warnings }
+        : { kind: 'forward', arguments: redactCallArguments(args, scanner(this.policy), dlp.actions) as Record<string, unknown>, outcome: 'redacted', findings: flagged, warnings };
     const judged = this.afterAnomalies(tool, args, forward, ctx.traceId, session);
     if (judged.kind === 'refuse') return judged;
     const decision = await this.counted(tool, judged, this.policy.shadow);
@@ -219,12 +240,25 @@ export class McpGovernance {
     return scanner === null ? undefined : { scan: (text) => scanner.scan(text), actions: policy.pii };
   }
 
-  private unavailable(tool: string): CallDecision {
+  /**
+   * The tool set the server lists now (from a `tools/list` answer), reported to the registry to
+   * be compared with the server's pin; calls wait for its word.
+   */
+  observeTools(listed: readonly unknown[] | Promise<readonly unknown[] | null>): void {
+    if (this.policy === null) return;
+    this.registry.observe(Promise.resolve(listed).then((tools) => (tools === null ? null : pinnedToolSet(tools))));
+  }
+
+  private withoutSettings(tool: string): CallDecision {
     const s = this.settings as Extract<GovernanceSettings, { ok: false }>;
     if (s.failBehavior === 'open') return { kind: 'forward', arguments: undefined, outcome: 'allow', findings: [], warnings: [`governance unavailable, failing open: ${s.reason}`] };
-    const text = `${PREFIX} GOVERNANCE_UNAVAILABLE: the ${tool} tool call was not run: the workspace's MCP settings could not be loaded (${s.reason}).`;
-    return { kind: 'refuse', result: { content: [{ type: 'text', text }], isError: true }, outcome: 'block', code: 'GOVERNANCE_UNAVAILABLE', rule: 'mcpProxyFailBehavior' };
+    return unavailable(tool, `the workspace's MCP settings could not be loaded (${s.reason})`);
   }
+}
+
+function unavailable(tool: string, reason: string): CallDecision {
+  const text = `${PREFIX} GOVERNANCE_UNAVAILABLE: the ${tool} tool call was not run: ${reason}.`;
+  return { kind: 'refuse', result: { content: [{ type: 'text', text }], isError: true }, outcome: 'block', code: 'GOVERNANCE_UNAVAILABLE', rule: 'mcpProxyFailBehavior' };
 }
 
 function refuse(tool: string, verdict: RefusedVerdict): CallDecision {

@@ -57,7 +57,7 @@ class RequestError extends Error {
  * whose Host header names anything else (DNS rebinding).
  */
 export async function startHttpProxy(opts: HttpProxyOptions): Promise<RunningHttpProxy> {
-  const { governance, sink, store } = await openGovernance(opts);
+  const { governance, sink, close } = await openGovernance(opts);
   const sessions = new Map<string, Session>();
   let allowedHosts: string[] = [];
 
@@ -161,7 +161,7 @@ export async function startHttpProxy(opts: HttpProxyOptions): Promise<RunningHtt
       server.closeAllConnections();
       await Promise.all([...sessions.values(), ...sseSessions.values()].map((s) => s.harness.close()));
       await closed;
-      await Promise.all([sink.close(), store.close()]);
+      await close();
     },
   };
 }

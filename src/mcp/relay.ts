@@ -11,6 +11,9 @@ import { McpSessionAnomalies } from './session-anomalies.js';
 
 type Json = Record<string, unknown>;
 
+/** Pages of a server's own tool listing read at most (a server that never ends its cursor chain). */
+const MAX_TOOL_PAGES = 100;
+
 export interface McpRelayOptions {
   /** Towards the harness (the MCP client). */
   readonly harness: Transport;
@@ -30,6 +33,8 @@ interface Pending {
   readonly call?: CallInFlight;
   /** The request's `_meta.progressToken`: the server's progress for it travels with the request (its own HTTP stream). */
   readonly progressToken?: string | number;
+  /** A `tools/list` asking for a later page. */
+  readonly paged?: boolean;
 }
 
 interface CallInFlight {
@@ -57,6 +62,11 @@ export class McpRelay {
   private serverGone = false;
   /** This session's calls, as the anomaly detectors read them. */
   private readonly anomalies = new McpSessionAnomalies();
+  /** Requests the relay itself sent the server (its own tool listings), by id: their answers stay here. */
+  private readonly own = new Map<RequestId, (message: Json) => void>();
+  private ownIds = 0;
+  /** Whether the server declared tools in its answer to `initialize`. */
+  private serverHasTools = false;
 
   constructor(private readonly options: McpRelayOptions) {
     options.harness.onmessage = (message) => (this.toServer = this.toServer.then(() => this.fromHarness(message)).catch((err: unknown) => this.failed('towards the server', err)));
@@ -77,6 +87,8 @@ export class McpRelay {
     this.serverGone = true;
     for (const [id, pending] of this.pending) this.answerClosed(id, pending, reason);
     this.pending.clear();
+    for (const answer of this.own.values()) answer({ error: { message: reason } });
+    this.own.clear();
     return this.drained();
   }
 
@@ -92,14 +104,57 @@ export class McpRelay {
         this.pending.set(id, pending);
         return this.forwardRequest(id, pending, call.message(message));
       }
-      const pending = { method: m.method, progressToken: progressTokenOf(m) };
+      const paged = m.method === 'tools/list' && ((m.params ?? {}) as Json).cursor !== undefined;
+      const pending = { method: m.method, progressToken: progressTokenOf(m), paged };
       this.pending.set(id, pending);
       if (!this.serverGone) await this.forwardRequest(id, pending, message);
       return;
     } else if (m.method === 'notifications/cancelled') {
       this.cancelled(((m.params ?? {}) as Json).requestId as RequestId);
     }
-    if (!this.serverGone) await this.options.server.send(message);
+    if (this.serverGone) return;
+    await this.options.server.send(message);
+    // The tool set is checked against its pin before the first call, not only when the harness lists it.
+    if (m.method === 'notifications/initialized' && this.serverHasTools) this.checkToolSet();
+  }
+
+  /**
+   * Lists the server's tools itself (every page) and reports them to the registry; calls wait
+   * for the registry's word. Done once the session is initialised and whenever the server says
+   * its list changed, so a server that changes its tools mid-session is caught before its next call.
+   */
+  private checkToolSet(): void {
+    this.options.governance.observeTools(
+      this.listTools().catch((err: unknown) => {
+        this.options.logger.warn({ server: this.options.governance.server, err: (err as Error).message }, 'the MCP server\'s tools could not be listed for the registry');
+        return null;
+      }),
+    );
+  }
+
+  private async listTools(): Promise<unknown[]> {
+    const tools: unknown[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+      const answer = await this.ownRequest('tools/list', cursor === undefined ? {} : { cursor });
+      const result = (answer.result ?? {}) as Json;
+      if (!Array.isArray(result.tools)) throw new Error(`the server answered tools/list with ${answer.error === undefined ? 'no tools' : JSON.stringify(answer.error)}`);
+      tools.push(...result.tools);
+      if (typeof result.nextCursor !== 'string' || result.nextCursor === '') return tools;
+      cursor = result.nextCursor;
+    }
+    return tools;
+  }
+
+  private ownRequest(method: string, params: Json): Promise<Json> {
+    const id = `svc-governance-${++this.ownIds}`;
+    return new Promise<Json>((resolve, reject) => {
+      this.own.set(id, resolve);
+      this.options.server.send({ jsonrpc: '2.0', id, method, params } as JSONRPCMessage).catch((err: unknown) => {
+        this.own.delete(id);
+        reject(err as Error);
+      });
+    });
   }
 
   /** A request the server cannot be sent (an HTTP upstream down) is answered to the harness at once. */
@@ -113,15 +168,25 @@ export class McpRelay {
     }
   }
 
-  private fromServer(message: JSONRPCMessage): JSONRPCMessage {
+  private fromServer(message: JSONRPCMessage): JSONRPCMessage | null {
     const m = message as Json;
+    if (m.method === 'notifications/tools/list_changed') this.checkToolSet();
     if (m.method !== undefined || m.id === undefined) return message;
     const id = m.id as RequestId;
+    const own = this.own.get(id);
+    if (own !== undefined) {
+      this.own.delete(id);
+      own(m);
+      return null;
+    }
     const pending = this.pending.get(id);
     if (pending === undefined) return message;
     this.pending.delete(id);
     const result = m.result as Json | undefined;
+    if (pending.method === 'initialize' && result !== undefined) this.serverHasTools = typeof result.capabilities === 'object' && result.capabilities !== null && 'tools' in result.capabilities;
     if (pending.method === 'tools/list' && result !== undefined) {
+      // A whole listing (not one page of several) is the tool set the model is about to see.
+      if (!pending.paged && Array.isArray(result.tools) && result.nextCursor === undefined) this.options.governance.observeTools(result.tools);
       const listed = this.options.governance.rewriteToolList(result);
       for (const { tool, finding } of listed.injections) {
         this.options.logger.warn({ server: this.options.governance.server, tool, detector: finding.detector, action: finding.action }, 'prompt injection in an MCP tool description');
@@ -199,9 +264,14 @@ export class McpRelay {
     return undefined;
   }
 
-  private sendToHarness(make: () => JSONRPCMessage, relatedRequestId?: RequestId): void {
+  private sendToHarness(make: () => JSONRPCMessage | null, relatedRequestId?: RequestId): void {
     const options = relatedRequestId === undefined ? undefined : { relatedRequestId };
-    this.toHarness = this.toHarness.then(() => this.options.harness.send(make(), options)).catch((err: unknown) => this.failed('towards the harness', err));
+    this.toHarness = this.toHarness
+      .then(() => {
+        const message = make();
+        return message === null ? undefined : this.options.harness.send(message, options);
+      })
+      .catch((err: unknown) => this.failed('towards the harness', err));
   }
 
   private trace(call: CallInFlight, outcome: Omit<McpCallTrace, 'server' | 'tool'>, findings: readonly Finding[], warnings: readonly string[] = []): void {

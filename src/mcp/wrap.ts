@@ -1,11 +1,14 @@
 import { join } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Logger } from '../lib/logger.js';
+import { ControlPlaneApi } from '../config/control-plane-api.js';
 import { createStore, type Store } from '../state/index.js';
 import { TraceSink } from '../traces/sink.js';
 import { ChildProcessTransport, type ChildExit } from './child-transport.js';
 import { McpGovernance, type FailBehavior, type GovernanceSettings } from './governance.js';
+import { ControlPlaneRegistry } from './registry-client.js';
 import { McpRelay } from './relay.js';
+import { mcpTraceShipper } from './trace-shipping.js';
 import { loadMcpSettings } from './settings-source.js';
 
 export interface GovernanceOptions {
@@ -18,6 +21,8 @@ export interface GovernanceOptions {
   readonly logger: Logger;
   /** Redis/Valkey shared by every wrapper counting mcpBudgets; without it, each process counts alone. */
   readonly valkeyUrl: string | undefined;
+  /** The control plane keeping the MCP server registry; without it, the registry is what the config says. */
+  readonly controlPlane: { readonly url: string; readonly apiKey: string } | undefined;
 }
 
 export interface WrapOptions extends GovernanceOptions {
@@ -26,12 +31,27 @@ export interface WrapOptions extends GovernanceOptions {
 }
 
 /** The server's governance from the settings (or their absence), the sink its call traces go to, and the store its budgets are counted in. */
-export async function openGovernance(opts: GovernanceOptions): Promise<{ governance: McpGovernance; sink: TraceSink; store: Store }> {
+export async function openGovernance(opts: GovernanceOptions): Promise<{ governance: McpGovernance; sink: TraceSink; close: () => Promise<void> }> {
   const loaded = await loadMcpSettings({ configFile: opts.configFile, home: opts.home });
   const settings: GovernanceSettings = loaded.ok ? { ok: true, config: loaded.config } : { ok: false, reason: loaded.reason, failBehavior: opts.failBehavior };
   if (!loaded.ok) opts.logger.warn({ server: opts.server, failBehavior: opts.failBehavior, reason: loaded.reason }, 'MCP settings could not be loaded');
   const store = createStore({ valkeyUrl: opts.valkeyUrl, logger: opts.logger });
-  return { governance: new McpGovernance(opts.server, settings, opts.env, store), sink: new TraceSink({ dir: join(opts.home, 'mcp-traces'), logger: opts.logger }), store };
+  const synced = loaded.ok ? loaded.config.mcpServers[opts.server] : undefined;
+  const registry =
+    opts.controlPlane === undefined
+      ? undefined
+      : new ControlPlaneRegistry(opts.server, new ControlPlaneApi({ controlPlaneUrl: opts.controlPlane.url, apiKey: opts.controlPlane.apiKey }), opts.logger, synced);
+  const governance = new McpGovernance(opts.server, settings, opts.env, store, registry === undefined ? {} : { registry });
+  const shipper =
+    opts.controlPlane === undefined
+      ? undefined
+      : await mcpTraceShipper({ home: opts.home, server: opts.server, controlPlaneUrl: opts.controlPlane.url, apiKey: opts.controlPlane.apiKey, logger: opts.logger });
+  const sink = new TraceSink({ dir: join(opts.home, 'mcp-traces'), logger: opts.logger, ...(shipper === undefined ? {} : { forward: (trace) => shipper.enqueue(trace) }) });
+  const close = async () => {
+    await sink.close();
+    await Promise.all([shipper?.close(), store.close()]);
+  };
+  return { governance, sink, close };
 }
 
 /** The exit status to leave with: the server's code, or 128 + its signal's number as a shell reports it. */
@@ -48,7 +68,7 @@ export function exitStatus(exit: ChildExit): number {
  * wrapper. Resolves with the status to exit with: the server's own.
  */
 export async function runWrap(opts: WrapOptions): Promise<number> {
-  const { governance, sink, store } = await openGovernance(opts);
+  const { governance, sink, close } = await openGovernance(opts);
 
   const child = new ChildProcessTransport({ command: opts.command, args: opts.args, env: opts.env });
   const harness = new StdioServerTransport();
@@ -67,7 +87,7 @@ export async function runWrap(opts: WrapOptions): Promise<number> {
   try {
     await child.start();
   } catch (err) {
-    await Promise.all([sink.close(), store.close()]);
+    await close();
     process.stderr.write(`svc mcp wrap: cannot start the MCP server '${opts.server}' (${opts.command}): ${(err as Error).message}\n`);
     return 127;
   }
@@ -96,6 +116,6 @@ export async function runWrap(opts: WrapOptions): Promise<number> {
     await relay.serverClosed(`the MCP server '${opts.server}' ${how}`);
   }
   await relay.drained();
-  await Promise.all([sink.close(), store.close()]);
+  await close();
   return exitStatus(exit);
 }

@@ -207,7 +207,7 @@ export class ProxyServer implements ExchangeHooks {
     for (const entry of admission.egress.invalid) this.options.logger.warn({ entry }, 'egress allow entry ignored: not a host, .suffix or CIDR');
     const toolJudges = decide === null ? [this.wasmRules] : [this.wasmRules, decide.tools];
     const { mcpDefaultPolicy, mcpAllowedServers, mcpAllowedTools } = config.settings;
-    const mcp: McpPolicy = { defaultPolicy: mcpDefaultPolicy, allowedServers: mcpAllowedServers, allowedTools: mcpAllowedTools };
+    const mcp: McpPolicy = { defaultPolicy: mcpDefaultPolicy, allowedServers: mcpAllowedServers, allowedTools: mcpAllowedTools, servers: config.mcpServers };
     return Object.freeze({ config, policy, admission, platformKeys: resolvePlatformKeys(config, this.env), decide, toolJudges, mcp });
   }
 

@@ -10,7 +10,8 @@ export interface TraceShipperOptions {
   /** Base URL of the control plane, without /api/v1. */
   controlPlaneUrl: string;
   apiKey: string;
-  gatewayId: string;
+  /** The shipping gateway; absent for an MCP proxy, which ships as the workspace's key. */
+  gatewayId?: string | undefined;
   spill: TraceSpill;
   /**
    * Where records held in memory are logged so a killed process does not lose them; `replay` are

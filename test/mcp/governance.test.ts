@@ -85,7 +85,7 @@ t.test('mcpBudgets: every scope counts its calls per period; a call past a limit
     },
   };
   const store = new MemoryStore();
-  const g = new McpGovernance('fs', { ok: true, config: buildRuntimeConfig({ file: { settings } }) }, { SVC_MEMBER_ID: 'mem_bob' }, store, () => now);
+  const g = new McpGovernance('fs', { ok: true, config: buildRuntimeConfig({ file: { settings } }) }, { SVC_MEMBER_ID: 'mem_bob' }, store, { clock: () => now });
   t.match(await g.judgeCall('read_file', {}, ctx), { kind: 'forward', warnings: [] }, 'one of three');
   t.match(await g.judgeCall('write_file', {}, ctx), { kind: 'forward', warnings: [/budget 'fs-hourly' at 2 of 3/, /budget 'writes-daily' at 1 of 1/] });
   const refusedWrite = await g.judgeCall('write_file', {}, ctx);

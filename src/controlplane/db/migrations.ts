@@ -333,6 +333,33 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX siem_dlq_workspace ON siem_dlq (workspace_id, failed_at DESC);
   ALTER TABLE gateways ADD COLUMN stopped_alerted_at timestamptz;
   `,
+  `
+  CREATE TABLE mcp_servers (
+    workspace_id text NOT NULL REFERENCES workspaces(id),
+    name text NOT NULL,
+    status text NOT NULL,
+    disabled_tools jsonb NOT NULL DEFAULT '[]',
+    pin jsonb,
+    pin_digest text,
+    candidate jsonb,
+    candidate_digest text,
+    last_change jsonb,
+    first_seen_at timestamptz,
+    last_seen_at timestamptz,
+    decided_by text,
+    decided_at timestamptz,
+    updated_at timestamptz NOT NULL,
+    PRIMARY KEY (workspace_id, name)
+  );
+  CREATE INDEX mcp_servers_queue ON mcp_servers (workspace_id, status);
+  CREATE TABLE mcp_daemon_reports (
+    workspace_id text NOT NULL REFERENCES workspaces(id),
+    daemon_id text NOT NULL,
+    report jsonb NOT NULL,
+    received_at timestamptz NOT NULL,
+    PRIMARY KEY (workspace_id, daemon_id)
+  );
+  `,
 ];
 
 export async function migrate(db: Database): Promise<void> {

@@ -10,6 +10,8 @@ export const EVENT_STREAMS = {
   'incident.opened': 'governance_alerts',
   'budget.hard_cap_reached': 'governance_alerts',
   'gateway.stopped_reporting': 'device_disconnects',
+  'mcp.server.pending': 'governance_alerts',
+  'mcp.tool_change.high_risk': 'governance_alerts',
 } as const;
 
 export type EventKind = keyof typeof EVENT_STREAMS;

@@ -9,6 +9,7 @@ import { isReadOnlyTool, judgeToolCalls, type ArgumentsDlp } from '../../policy/
 import type { Principal } from '../auth/principal.js';
 import { newId } from '../ids.js';
 import { approvedBypasses, recordHold } from '../holds/store.js';
+import { registryViews } from '../mcp-registry/store.js';
 import { recordIncident } from '../incidents/store.js';
 import type { Reply } from '../router.js';
 import type { Services } from '../services.js';
@@ -130,7 +131,7 @@ export async function evaluateHookGate(services: Services, principal: Principal,
   };
   const [verdict] = await judgeToolCalls([call], ctx, {
     judges,
-    mcp: { defaultPolicy: settings.mcpDefaultPolicy, allowedServers: settings.mcpAllowedServers, allowedTools: settings.mcpAllowedTools },
+    mcp: { defaultPolicy: settings.mcpDefaultPolicy, allowedServers: settings.mcpAllowedServers, allowedTools: settings.mcpAllowedTools, servers: await registryViews(services.db, principal.workspaceId) },
     dlp: argumentsDlp(settings),
     ...(shadow ? {} : { holds: localLedger(services, principal, body, now) }),
   });

@@ -136,13 +136,4 @@ export const gatewayRoutes: Route[] = [
       return { body: gatewayStatus(row, await currentConfigVersion(services.db, principal.workspaceId), services.clock()) };
     },
   }),
-  route.authed('A', {
-    method: 'POST',
-    path: '/mcp-daemon/policy-invalidate',
-    summary: "Bump the workspace's config version so every gateway and daemon re-pulls policy",
-    handler: async ({ services, principal }) => {
-      const { version } = await services.changeConfig(principal.workspaceId, async () => undefined);
-      return { body: { invalidated: true, version } };
-    },
-  }),
 ];

@@ -7,6 +7,8 @@ import { gatewayRoutes } from './gateways.js';
 import { hookGateRoutes } from './hook-gate.js';
 import { incidentRoutes } from './incidents.js';
 import { keyRoutes } from './keys.js';
+import { mcpDaemonRoutes } from './mcp-daemon.js';
+import { mcpServerRoutes } from './mcp-servers.js';
 import { memberRoutes } from './members.js';
 import { notificationRoutes } from './notifications.js';
 import { openApiDocument } from './openapi.js';
@@ -31,6 +33,8 @@ const apiRoutes: Route[] = [
   ...wasmRuleRoutes,
   ...decisionRoutes,
   ...hookGateRoutes,
+  ...mcpServerRoutes,
+  ...mcpDaemonRoutes,
   ...incidentRoutes,
   ...notificationRoutes,
   ...siemRoutes,

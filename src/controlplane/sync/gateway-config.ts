@@ -4,6 +4,7 @@ import { loadCredentials } from '../credentials/store.js';
 import type { Queryable } from '../db/database.js';
 import { livePolicies } from '../policies/store.js';
 import type { SecretBox } from '../secrets.js';
+import { registryViews } from '../mcp-registry/store.js';
 import { loadSettings } from '../settings/store.js';
 import { wasmRules } from '../wasm-rules/store.js';
 
@@ -43,6 +44,7 @@ export async function buildGatewayConfig(
       byokRequired: gateway.byokRequired,
       policies: policies.map((p) => ({ id: p.id, name: p.name, version: p.version, decide_rules: p.decide_rules })),
       wasmRules: rules.map((r) => ({ name: r.name, priority: r.priority, sha256: r.sha256, wasm: r.wasm! })),
+      mcpServers: await registryViews(tx, gateway.workspaceId),
     },
   };
 }
