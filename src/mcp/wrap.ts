@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Logger } from '../lib/logger.js';
 import { ControlPlaneApi } from '../config/control-plane-api.js';
-import { createStore, type Store } from '../state/index.js';
+import { createStore } from '../state/index.js';
 import { TraceSink } from '../traces/sink.js';
 import { ChildProcessTransport, type ChildExit } from './child-transport.js';
 import { McpGovernance, type FailBehavior, type GovernanceSettings } from './governance.js';
@@ -40,7 +40,13 @@ export async function openGovernance(opts: GovernanceOptions): Promise<{ governa
   const registry =
     opts.controlPlane === undefined
       ? undefined
-      : new ControlPlaneRegistry(opts.server, new ControlPlaneApi({ controlPlaneUrl: opts.controlPlane.url, apiKey: opts.controlPlane.apiKey }), opts.logger, synced);
+      : new ControlPlaneRegistry(
+          opts.server,
+          new ControlPlaneApi({ controlPlaneUrl: opts.controlPlane.url, apiKey: opts.controlPlane.apiKey }),
+          opts.logger,
+          synced,
+          Number(opts.env.SVC_MCP_REGISTRY_REFRESH_MS) || undefined,
+        );
   const governance = new McpGovernance(opts.server, settings, opts.env, store, registry === undefined ? {} : { registry });
   const shipper =
     opts.controlPlane === undefined

@@ -31,7 +31,7 @@ const observeBody = z.strictObject({ tools: z.array(listedTool).max(MAX_PINNED_T
 const approveBody = z.strictObject({
   /** The tool set the approver reviewed (its digest); approval fails with 409 if the server listed another since. */
   digest: z.string().regex(/^[0-9a-f]{64}$/).optional(),
-});
+}).default({});
 const disabledToolsBody = z.strictObject({ tools: z.array(z.string().min(1).max(256)).max(500) });
 
 async function workspaceSettings(q: Queryable, workspaceId: string): Promise<WorkspaceSettings> {
