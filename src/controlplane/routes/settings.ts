@@ -13,7 +13,7 @@ const postureBody = z
   .refine((b) => b.security !== undefined || b.cost !== undefined, { message: 'name a security posture, a cost posture or both' });
 
 /** What the audit timeline lists: settings and config changes, hold reviews, incident resolutions, notification rule and SIEM destination changes. */
-const TIMELINE_KINDS = ['settings.changed', 'config.changed', 'decision.reviewed', 'incident.resolved', 'notification_rule.changed', 'siem_destination.changed'] as const;
+const TIMELINE_KINDS = ['settings.changed', 'config.changed', 'decision.reviewed', 'incident.resolved', 'notification_rule.changed', 'siem_destination.changed', 'mcp.tool_change'] as const;
 
 const timelineQuery = z.strictObject({
   from: isoDateTime().optional(),
@@ -83,7 +83,7 @@ export const settingsRoutes: Route[] = [
     method: 'GET',
     path: '/audit/timeline',
     summary:
-      'The audit timeline over a date range, newest first: the settings history with policy and WASM rule changes, and every event (hold reviews, incident resolutions, notification rule and SIEM destination changes too)',
+      'The audit timeline over a date range, newest first: the settings history with policy, WASM rule and MCP registry changes, and every event (hold reviews, incident resolutions, notification rule and SIEM destination changes, MCP tool-set changes too)',
     query: timelineQuery,
     handler: async ({ services, principal, query }) => {
       const range = `workspace_id = $1 AND ($2::timestamptz IS NULL OR created_at >= $2) AND ($3::timestamptz IS NULL OR created_at <= $3)`;
