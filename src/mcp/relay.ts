@@ -13,6 +13,7 @@ type Json = Record<string, unknown>;
 
 /** Pages of a server's own tool listing read at most (a server that never ends its cursor chain). */
 const MAX_TOOL_PAGES = 100;
+const OWN_REQUEST_TIMEOUT_MS = 10_000;
 
 export interface McpRelayOptions {
   /** Towards the harness (the MCP client). */
@@ -146,11 +147,21 @@ export class McpRelay {
     return tools;
   }
 
+  /** A request of the relay's own; a server that leaves it unanswered for OWN_REQUEST_TIMEOUT_MS fails it (calls do not wait on it forever). */
   private ownRequest(method: string, params: Json): Promise<Json> {
     const id = `svc-governance-${++this.ownIds}`;
     return new Promise<Json>((resolve, reject) => {
-      this.own.set(id, resolve);
+      const timer = setTimeout(() => {
+        this.own.delete(id);
+        reject(new Error(`no answer to ${method} in ${OWN_REQUEST_TIMEOUT_MS} ms`));
+      }, OWN_REQUEST_TIMEOUT_MS);
+      timer.unref();
+      this.own.set(id, (answer) => {
+        clearTimeout(timer);
+        resolve(answer);
+      });
       this.options.server.send({ jsonrpc: '2.0', id, method, params } as JSONRPCMessage).catch((err: unknown) => {
+        clearTimeout(timer);
         this.own.delete(id);
         reject(err as Error);
       });
