@@ -9,6 +9,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { McpRelay } from './relay.js';
+import { LocalSession } from './governed-session.js';
 import { openGovernance, type GovernanceOptions } from './wrap.js';
 
 /** `streamable-http` (MCP 2025-03-26 and later) or the older HTTP+SSE transport. */
@@ -68,7 +69,7 @@ export async function startHttpProxy(opts: HttpProxyOptions): Promise<RunningHtt
     const relay = new McpRelay({
       harness,
       server: upstream,
-      governance,
+      policy: new LocalSession(governance),
       record: (trace) => sink.record(trace),
       logger: opts.logger,
       session: null,

@@ -6,8 +6,7 @@ import type { Logger } from '../lib/logger.js';
 import type { Finding } from '../policy/inspect.js';
 import type { McpCallTrace, TraceRecord } from '../traces/trace.js';
 import { mcpCallTrace } from './call-trace.js';
-import type { McpGovernance } from './governance.js';
-import { McpSessionAnomalies } from './session-anomalies.js';
+import type { GovernedSession } from './governed-session.js';
 
 type Json = Record<string, unknown>;
 
@@ -20,7 +19,8 @@ export interface McpRelayOptions {
   readonly harness: Transport;
   /** Towards the real server. */
   readonly server: Transport;
-  readonly governance: McpGovernance;
+  /** The workspace's policy for this session. */
+  readonly policy: GovernedSession;
   /** Receives one trace record per `tools/call`. */
   readonly record: (trace: TraceRecord) => void;
   readonly logger: Logger;
@@ -61,8 +61,6 @@ export class McpRelay {
   private toHarness: Promise<void> = Promise.resolve();
   private readonly pending = new Map<RequestId, Pending>();
   private serverGone = false;
-  /** This session's calls, as the anomaly detectors read them. */
-  private readonly anomalies = new McpSessionAnomalies();
   /** Requests the relay itself sent the server (its own tool listings), by id: their answers stay here. */
   private readonly own = new Map<RequestId, (message: Json) => void>();
   private ownIds = 0;
@@ -125,9 +123,9 @@ export class McpRelay {
    * its list changed, so a server that changes its tools mid-session is caught before its next call.
    */
   private checkToolSet(): void {
-    this.options.governance.observeTools(
+    this.options.policy.observeTools(
       this.listTools().catch((err: unknown) => {
-        this.options.logger.warn({ server: this.options.governance.server, err: (err as Error).message }, 'the MCP server\'s tools could not be listed for the registry');
+        this.options.logger.warn({ server: this.options.policy.server, err: (err as Error).message }, 'the MCP server\'s tools could not be listed for the registry');
         return null;
       }),
     );
@@ -179,7 +177,7 @@ export class McpRelay {
     }
   }
 
-  private fromServer(message: JSONRPCMessage): JSONRPCMessage | null {
+  private async fromServer(message: JSONRPCMessage): Promise<JSONRPCMessage | null> {
     const m = message as Json;
     if (m.method === 'notifications/tools/list_changed') this.checkToolSet();
     if (m.method !== undefined || m.id === undefined) return message;
@@ -197,22 +195,22 @@ export class McpRelay {
     if (pending.method === 'initialize' && result !== undefined) this.serverHasTools = typeof result.capabilities === 'object' && result.capabilities !== null && 'tools' in result.capabilities;
     if (pending.method === 'tools/list' && result !== undefined) {
       // A whole listing (not one page of several) is the tool set the model is about to see.
-      if (!pending.paged && Array.isArray(result.tools) && result.nextCursor === undefined) this.options.governance.observeTools(result.tools);
-      const listed = this.options.governance.rewriteToolList(result);
+      if (!pending.paged && Array.isArray(result.tools) && result.nextCursor === undefined) this.options.policy.observeTools(result.tools);
+      const listed = await this.options.policy.rewriteToolList(result);
       for (const { tool, finding } of listed.injections) {
-        this.options.logger.warn({ server: this.options.governance.server, tool, detector: finding.detector, action: finding.action }, 'prompt injection in an MCP tool description');
+        this.options.logger.warn({ server: this.options.policy.server, tool, detector: finding.detector, action: finding.action }, 'prompt injection in an MCP tool description');
       }
       return { ...message, result: listed.result } as JSONRPCMessage;
     }
     if (pending.call === undefined) return message;
     if (result === undefined) {
       const error = (m.error ?? {}) as Json;
-      this.anomalies.answered(pending.call.id, { content: [{ type: 'text', text: String(error.message ?? 'error') }], isError: true });
+      this.options.policy.answered(pending.call.id, { content: [{ type: 'text', text: String(error.message ?? 'error') }], isError: true });
       this.trace(pending.call, { verdict: 'failed', code: null, rule: null }, [], ['the server answered an error']);
       return message;
     }
-    this.anomalies.answered(pending.call.id, result);
-    const review = this.options.governance.reviewResult(pending.call.tool, result);
+    this.options.policy.answered(pending.call.id, result);
+    const review = await this.options.policy.reviewResult(pending.call.tool, result);
     const findings = review.findings;
     if (review.blockedBy !== null) {
       this.trace(pending.call, { verdict: 'block', code: null, rule: review.blockedBy }, findings);
@@ -231,20 +229,20 @@ export class McpRelay {
     const tool = typeof params.name === 'string' ? params.name : '';
     const args = typeof params.arguments === 'object' && params.arguments !== null ? (params.arguments as Json) : undefined;
     const trace = traceId(startedAt);
-    const decision = await this.options.governance.judgeCall(tool, args, {
-      workspace: this.options.governance.workspaceId,
+    const decision = await this.options.policy.judgeCall(tool, args, {
+      workspace: this.options.policy.workspaceId,
       model: '',
       harness: this.options.harnessName,
       session: this.options.session,
       traceId: trace,
-    }, this.anomalies);
+    });
     const inFlight: CallInFlight = { id: trace, tool, startedAt, started, outcome: 'allow', findings: [], warnings: [] };
     if (decision.kind === 'refuse') {
       this.sendToHarness(() => ({ jsonrpc: '2.0', id, result: decision.result }) as JSONRPCMessage);
       this.trace(inFlight, { verdict: decision.outcome, code: decision.code, rule: decision.rule }, []);
       return null;
     }
-    for (const warning of decision.warnings) this.options.logger.warn({ server: this.options.governance.server, tool }, warning);
+    for (const warning of decision.warnings) this.options.logger.warn({ server: this.options.policy.server, tool }, warning);
     const forwarded: CallInFlight = { ...inFlight, outcome: decision.outcome, findings: decision.findings, warnings: decision.warnings };
     if (decision.outcome !== 'redacted') return { inFlight: forwarded, message: (original) => original };
     return {
@@ -275,11 +273,11 @@ export class McpRelay {
     return undefined;
   }
 
-  private sendToHarness(make: () => JSONRPCMessage | null, relatedRequestId?: RequestId): void {
+  private sendToHarness(make: () => JSONRPCMessage | null | Promise<JSONRPCMessage | null>, relatedRequestId?: RequestId): void {
     const options = relatedRequestId === undefined ? undefined : { relatedRequestId };
     this.toHarness = this.toHarness
-      .then(() => {
-        const message = make();
+      .then(async () => {
+        const message = await make();
         return message === null ? undefined : this.options.harness.send(message, options);
       })
       .catch((err: unknown) => this.failed('towards the harness', err));
@@ -291,10 +289,10 @@ export class McpRelay {
         id: call.id,
         startedAt: call.startedAt,
         latencyMs: Math.round((performance.now() - call.started) * 1000) / 1000,
-        workspace: this.options.governance.workspaceId,
+        workspace: this.options.policy.workspaceId,
         session: this.options.session,
         harness: this.options.harnessName,
-        mcp: { server: this.options.governance.server, tool: call.tool, ...outcome },
+        mcp: { server: this.options.policy.server, tool: call.tool, ...outcome },
         findings,
         warnings: [...call.warnings, ...warnings],
       }),

@@ -7,6 +7,7 @@ import { TraceSink } from '../traces/sink.js';
 import { ChildProcessTransport, type ChildExit } from './child-transport.js';
 import { McpGovernance, type FailBehavior, type GovernanceSettings } from './governance.js';
 import { ControlPlaneRegistry } from './registry-client.js';
+import { LocalSession } from './governed-session.js';
 import { McpRelay } from './relay.js';
 import { mcpTraceShipper } from './trace-shipping.js';
 import { loadMcpSettings } from './settings-source.js';
@@ -81,7 +82,7 @@ export async function runWrap(opts: WrapOptions): Promise<number> {
   const relay = new McpRelay({
     harness,
     server: child,
-    governance,
+    policy: new LocalSession(governance),
     record: (trace) => sink.record(trace),
     logger: opts.logger,
     session: opts.env.SVC_SESSION_ID || null,

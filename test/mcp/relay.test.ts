@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { buildRuntimeConfig } from '../../src/config/runtime.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { McpGovernance } from '../../src/mcp/governance.js';
+import { LocalSession } from '../../src/mcp/governed-session.js';
 import { MemoryStore } from '../../src/state/index.js';
 import { McpRelay } from '../../src/mcp/relay.js';
 import type { TraceRecord } from '../../src/traces/trace.js';
@@ -20,7 +21,7 @@ async function relayed(t: Tap.Test, settings: Record<string, unknown>, register:
   await server.connect(serverSide);
   const traces: TraceRecord[] = [];
   const governance = new McpGovernance('s', { ok: true, config: buildRuntimeConfig({ file: { settings } }) }, {}, new MemoryStore());
-  new McpRelay({ harness: harnessSide, server: serverLink, governance, record: (r) => traces.push(r), logger: createLogger('silent'), session: 'sess', harnessName: 'test' });
+  new McpRelay({ harness: harnessSide, server: serverLink, policy: new LocalSession(governance), record: (r) => traces.push(r), logger: createLogger('silent'), session: 'sess', harnessName: 'test' });
   await serverLink.start();
   await harnessSide.start();
   const client = new Client({ name: 'c', version: '1' }, { capabilities: { sampling: {}, elicitation: {} } });
