@@ -4,30 +4,41 @@ import { describeZodError } from '../config/runtime.js';
 import { ConfigError } from '../lib/errors.js';
 import { createLogger } from '../lib/logger.js';
 import { svcHome } from '../lib/paths.js';
-import { runWrap, type GovernanceOptions } from '../mcp/wrap.js';
+import { runWrap } from '../mcp/wrap.js';
+import type { GovernanceOptions, GovernanceSources } from '../mcp/governance-setup.js';
+import { startMcpDaemon } from '../mcp/daemon/server.js';
+import { daemonSocketPath } from '../mcp/daemon/protocol.js';
 import { startHttpProxy } from '../mcp/http-proxy.js';
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { MCP_HARNESSES, mcpConfigTargets, rewriteMcpConfigs, type FileChange } from '../machine/mcp-install.js';
 
-/** What `wrap` and `proxy` both take: the server's name and where its governance comes from. */
-const governanceFlags = z
-  .object({
-    server: z.string().min(1).max(256),
-    config: z.string().min(1).optional(),
-    failBehavior: z.enum(['open', 'closed']),
-    valkeyUrl: z.url({ protocol: /^(redis|rediss|valkey|valkeys)$/ }).optional(),
-    controlPlaneUrl: z.url({ protocol: /^https?$/ }).optional(),
-    apiKey: z.string().regex(/^vk_[A-Za-z0-9_-]{8,200}$/, 'the API key is a vk_ key').optional(),
-  })
-  .refine((o) => o.controlPlaneUrl === undefined || o.apiKey !== undefined, { message: '--control-plane-url needs --api-key (SVC_API_KEY)', path: ['apiKey'] });
+/** Where governance comes from: what `wrap`, `proxy` and `daemon` all take. */
+const sourceFlags = z.object({
+  config: z.string().min(1).optional(),
+  failBehavior: z.enum(['open', 'closed']),
+  valkeyUrl: z.url({ protocol: /^(redis|rediss|valkey|valkeys)$/ }).optional(),
+  controlPlaneUrl: z.url({ protocol: /^https?$/ }).optional(),
+  apiKey: z.string().regex(/^vk_[A-Za-z0-9_-]{8,200}$/, 'the API key is a vk_ key').optional(),
+});
+const needsKey = <T extends { controlPlaneUrl?: string | undefined; apiKey?: string | undefined }>(o: T) => o.controlPlaneUrl === undefined || o.apiKey !== undefined;
+const keyMessage = { message: '--control-plane-url needs --api-key (SVC_API_KEY)', path: ['apiKey'] };
 
+/** `wrap` and `proxy`: the server's name too. */
+const governanceFlags = sourceFlags.extend({ server: z.string().min(1).max(256) }).refine(needsKey, keyMessage);
 type GovernanceFlags = z.infer<typeof governanceFlags>;
 
-/** The flags `wrap` and `proxy` share, with their environment fallbacks. */
-function withGovernanceOptions(command: Command): Command {
+const daemonFlags = sourceFlags
+  .extend({
+    socket: z.string().min(1).max(100),
+    reloadMs: z.coerce.number().int().min(100).max(3_600_000),
+    reportIntervalMs: z.coerce.number().int().min(1000).max(3_600_000),
+  })
+  .refine(needsKey, keyMessage);
+
+/** The flags every MCP command takes, with their environment fallbacks. */
+function withSourceOptions(command: Command): Command {
   return command
-    .requiredOption('--server <name>', 'the server\'s name, as mcpAllowedServers and refusals name it')
     .option('--config <file>', 'JSON config file with the workspace settings (SVC_CONFIG); default: the last config synced from the control plane')
     .option('--fail <behavior>', 'open or closed: what happens to calls when no settings can be loaded (SVC_MCP_FAIL_BEHAVIOR, default open)')
     .option('--valkey-url <url>', 'Redis/Valkey where mcpBudgets are counted, shared by every wrapper and proxy using it (SVC_VALKEY_URL); default: this process alone')
@@ -35,9 +46,17 @@ function withGovernanceOptions(command: Command): Command {
     .option('--api-key <vk_key>', 'the workspace key used with the control plane (SVC_API_KEY)');
 }
 
+/** `wrap` and `proxy`: the flags of every MCP command and the server's name. */
+function withGovernanceOptions(command: Command): Command {
+  return withSourceOptions(command).requiredOption('--server <name>', 'the server\'s name, as mcpAllowedServers and refusals name it');
+}
+
 function governanceInput(opts: Record<string, string | undefined>, env: NodeJS.ProcessEnv): Record<keyof GovernanceFlags, string | undefined> {
+  return { server: opts.server, ...sourceInput(opts, env) };
+}
+
+function sourceInput(opts: Record<string, string | undefined>, env: NodeJS.ProcessEnv): Record<keyof z.infer<typeof sourceFlags>, string | undefined> {
   return {
-    server: opts.server,
     config: opts.config ?? (env.SVC_CONFIG || undefined),
     failBehavior: opts.fail ?? (env.SVC_MCP_FAIL_BEHAVIOR || 'open'),
     valkeyUrl: opts.valkeyUrl ?? (env.SVC_VALKEY_URL || undefined),
@@ -47,8 +66,11 @@ function governanceInput(opts: Record<string, string | undefined>, env: NodeJS.P
 }
 
 function governanceOptions(flags: GovernanceFlags, env: NodeJS.ProcessEnv): GovernanceOptions {
+  return { server: flags.server, ...sourceOptions(flags, env) };
+}
+
+function sourceOptions(flags: z.infer<typeof sourceFlags>, env: NodeJS.ProcessEnv): GovernanceSources {
   return {
-    server: flags.server,
     configFile: flags.config,
     home: svcHome(env),
     failBehavior: flags.failBehavior,
@@ -139,6 +161,24 @@ export function registerMcpCommands(program: Command, fail: (err: unknown) => ne
       const server = governance.data.server;
       startHttpProxy({ ...governanceOptions(governance.data, env), upstream: new URL(url), transport, host, port }).then((running) => {
         process.stdout.write(`svc mcp proxy: ${server} at ${running.url} -> ${url}\n`);
+        for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void running.close().then(() => process.exit(0)));
+      }, fail);
+    });
+  withSourceOptions(
+    mcp
+      .command('daemon')
+      .description('answer the MCP policy look-ups of every svc mcp wrap on this machine running with SVC_MCP_PROXY_MODE=daemon (mcpProxyMode: daemon), over a Unix socket'),
+  )
+    .option('--socket <path>', 'the socket to listen on (SVC_MCP_DAEMON_SOCKET; default $SVC_HOME/mcp-daemon.sock)')
+    .option('--reload-ms <n>', 'how often the settings are read again', '5000')
+    .option('--report-interval-ms <n>', 'how often a status snapshot goes to the control plane', '30000')
+    .action((opts: Record<string, string | undefined>) => {
+      const env = process.env;
+      const parsed = daemonFlags.safeParse({ ...sourceInput(opts, env), socket: opts.socket ?? daemonSocketPath(env, svcHome(env)), reloadMs: opts.reloadMs, reportIntervalMs: opts.reportIntervalMs });
+      if (!parsed.success) fail(new ConfigError(`invalid option: ${describeZodError(parsed.error)}`));
+      const { socket, reloadMs, reportIntervalMs } = parsed.data;
+      startMcpDaemon({ ...sourceOptions(parsed.data, env), socket, reloadMs, reportIntervalMs }).then((running) => {
+        process.stdout.write(`svc mcp daemon: listening at ${running.socket}\n`);
         for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void running.close().then(() => process.exit(0)));
       }, fail);
     });

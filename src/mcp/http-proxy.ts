@@ -10,7 +10,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { McpRelay } from './relay.js';
 import { LocalSession } from './governed-session.js';
-import { openGovernance, type GovernanceOptions } from './wrap.js';
+import { openCallTraces, openGovernance, type GovernanceOptions } from './governance-setup.js';
 
 /** `streamable-http` (MCP 2025-03-26 and later) or the older HTTP+SSE transport. */
 export type HttpTransport = 'streamable-http' | 'sse';
@@ -58,7 +58,8 @@ class RequestError extends Error {
  * whose Host header names anything else (DNS rebinding).
  */
 export async function startHttpProxy(opts: HttpProxyOptions): Promise<RunningHttpProxy> {
-  const { governance, sink, close } = await openGovernance(opts);
+  const { governance, close: closeGovernance } = await openGovernance(opts);
+  const { sink, close: closeTraces } = await openCallTraces(opts);
   const sessions = new Map<string, Session>();
   let allowedHosts: string[] = [];
 
@@ -162,7 +163,8 @@ export async function startHttpProxy(opts: HttpProxyOptions): Promise<RunningHtt
       server.closeAllConnections();
       await Promise.all([...sessions.values(), ...sseSessions.values()].map((s) => s.harness.close()));
       await closed;
-      await close();
+      await closeTraces();
+      await closeGovernance();
     },
   };
 }

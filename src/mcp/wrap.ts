@@ -1,64 +1,41 @@
-import { join } from 'node:path';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import type { Logger } from '../lib/logger.js';
-import { ControlPlaneApi } from '../config/control-plane-api.js';
-import { createStore } from '../state/index.js';
-import { TraceSink } from '../traces/sink.js';
 import { ChildProcessTransport, type ChildExit } from './child-transport.js';
-import { McpGovernance, type FailBehavior, type GovernanceSettings } from './governance.js';
-import { ControlPlaneRegistry } from './registry-client.js';
-import { LocalSession } from './governed-session.js';
+import { openCallTraces, openGovernance, type GovernanceOptions } from './governance-setup.js';
+import { DaemonSession } from './daemon/client.js';
+import { daemonSocketPath } from './daemon/protocol.js';
+import { LocalSession, type GovernedSession } from './governed-session.js';
 import { McpRelay } from './relay.js';
-import { mcpTraceShipper } from './trace-shipping.js';
-import { loadMcpSettings } from './settings-source.js';
-
-export interface GovernanceOptions {
-  readonly server: string;
-  readonly configFile: string | undefined;
-  readonly home: string;
-  /** What to do when no settings can be loaded (the settings' own mcpProxyFailBehavior cannot be read then). */
-  readonly failBehavior: FailBehavior;
-  readonly env: NodeJS.ProcessEnv;
-  readonly logger: Logger;
-  /** Redis/Valkey shared by every wrapper counting mcpBudgets; without it, each process counts alone. */
-  readonly valkeyUrl: string | undefined;
-  /** The control plane keeping the MCP server registry; without it, the registry is what the config says. */
-  readonly controlPlane: { readonly url: string; readonly apiKey: string } | undefined;
-}
 
 export interface WrapOptions extends GovernanceOptions {
   readonly command: string;
   readonly args: readonly string[];
 }
 
-/** The server's governance from the settings (or their absence), the sink its call traces go to, and the store its budgets are counted in. */
-export async function openGovernance(opts: GovernanceOptions): Promise<{ governance: McpGovernance; sink: TraceSink; close: () => Promise<void> }> {
-  const loaded = await loadMcpSettings({ configFile: opts.configFile, home: opts.home });
-  const settings: GovernanceSettings = loaded.ok ? { ok: true, config: loaded.config } : { ok: false, reason: loaded.reason, failBehavior: opts.failBehavior };
-  if (!loaded.ok) opts.logger.warn({ server: opts.server, failBehavior: opts.failBehavior, reason: loaded.reason }, 'MCP settings could not be loaded');
-  const store = createStore({ valkeyUrl: opts.valkeyUrl, logger: opts.logger });
-  const synced = loaded.ok ? loaded.config.mcpServers[opts.server] : undefined;
-  const registry =
-    opts.controlPlane === undefined
-      ? undefined
-      : new ControlPlaneRegistry(
-          opts.server,
-          new ControlPlaneApi({ controlPlaneUrl: opts.controlPlane.url, apiKey: opts.controlPlane.apiKey }),
-          opts.logger,
-          synced,
-          Number(opts.env.SVC_MCP_REGISTRY_REFRESH_MS) || undefined,
-        );
-  const governance = new McpGovernance(opts.server, settings, opts.env, store, registry === undefined ? {} : { registry });
-  const shipper =
-    opts.controlPlane === undefined
-      ? undefined
-      : await mcpTraceShipper({ home: opts.home, server: opts.server, controlPlaneUrl: opts.controlPlane.url, apiKey: opts.controlPlane.apiKey, logger: opts.logger });
-  const sink = new TraceSink({ dir: join(opts.home, 'mcp-traces'), logger: opts.logger, ...(shipper === undefined ? {} : { forward: (trace) => shipper.enqueue(trace) }) });
-  const close = async () => {
-    await sink.close();
-    await Promise.all([shipper?.close(), store.close()]);
+/**
+ * The session's policy: the machine's MCP daemon when `SVC_MCP_PROXY_MODE` is `daemon` and one
+ * answers at its socket, else (and whenever the daemon stops answering) this process's own.
+ */
+async function governedSession(opts: GovernanceOptions): Promise<{ policy: GovernedSession; close: () => Promise<void> }> {
+  let local: ReturnType<typeof openGovernance> | undefined;
+  const localSession = async () => new LocalSession((await (local ??= openGovernance(opts))).governance);
+  const closeLocal = async () => {
+    if (local !== undefined) await (await local).close();
   };
-  return { governance, sink, close };
+  if (opts.env.SVC_MCP_PROXY_MODE === 'daemon') {
+    const path = daemonSocketPath(opts.env, opts.home);
+    const daemon = await DaemonSession.connect({ path, server: opts.server, memberId: opts.env.SVC_MEMBER_ID || null, fallback: localSession, logger: opts.logger });
+    if (daemon !== null) {
+      return {
+        policy: daemon,
+        close: async () => {
+          daemon.close();
+          await closeLocal();
+        },
+      };
+    }
+    opts.logger.warn({ server: opts.server, socket: path }, 'SVC_MCP_PROXY_MODE is daemon but no MCP daemon answers: governing in this process');
+  }
+  return { policy: await localSession(), close: closeLocal };
 }
 
 /** The exit status to leave with: the server's code, or 128 + its signal's number as a shell reports it. */
@@ -75,14 +52,19 @@ export function exitStatus(exit: ChildExit): number {
  * wrapper. Resolves with the status to exit with: the server's own.
  */
 export async function runWrap(opts: WrapOptions): Promise<number> {
-  const { governance, sink, close } = await openGovernance(opts);
+  const { policy, close: closeGovernance } = await governedSession(opts);
+  const { sink, close: closeTraces } = await openCallTraces(opts);
+  const close = async () => {
+    await closeTraces();
+    await closeGovernance();
+  };
 
   const child = new ChildProcessTransport({ command: opts.command, args: opts.args, env: opts.env });
   const harness = new StdioServerTransport();
   const relay = new McpRelay({
     harness,
     server: child,
-    policy: new LocalSession(governance),
+    policy,
     record: (trace) => sink.record(trace),
     logger: opts.logger,
     session: opts.env.SVC_SESSION_ID || null,

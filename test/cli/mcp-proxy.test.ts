@@ -1,49 +1,20 @@
 import t from 'tap';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { request as httpRequest } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CLI } from '../helpers/proxy.js';
-import { EVERYTHING, mcpTraces, resultText, waitFor, writeSettings } from '../helpers/mcp.js';
+import { EVERYTHING, mcpTraces, resultText, startChild, waitFor, writeSettings } from '../helpers/mcp.js';
+import { freePort } from '../helpers/ports.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** A child process killed when the test ends; resolves once `ready` matches its output. */
-async function startChild(t: Teardown, args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ child: ChildProcess; output: string }> {
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = once(child, 'exit');
-  t.teardown(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await exited;
-  });
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const seen = (c: Buffer) => {
-      output += c.toString();
-      if (ready.test(output)) resolve();
-    };
-    child.stdout!.on('data', seen);
-    child.stderr!.on('data', seen);
-    void exited.then(() => reject(new Error(`exited before it was ready: ${output}`)));
-  });
-  return { child, output };
-}
 
 /** server-everything over Streamable HTTP (or SSE), `svc mcp proxy` in front of it, and the SDK client connected to the proxy. */
 async function setup(t: Teardown, settings: Record<string, unknown>, transport: 'streamable-http' | 'sse' = 'streamable-http') {
@@ -58,7 +29,7 @@ async function setup(t: Teardown, settings: Record<string, unknown>, transport: 
     { SVC_HOME: home, SVC_LOG_LEVEL: 'warn' },
     /svc mcp proxy: everything at (\S+) ->/,
   );
-  const url = /svc mcp proxy: everything at (\S+) ->/.exec(proxy.output)![1]!;
+  const url = /svc mcp proxy: everything at (\S+) ->/.exec(proxy.output())![1]!;
   const client = new Client({ name: 'svc-test', version: '1.0.0' });
   await client.connect(sse ? new SSEClientTransport(new URL(url)) : new StreamableHTTPClientTransport(new URL(url)));
   t.teardown(() => client.close());

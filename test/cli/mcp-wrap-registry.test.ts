@@ -1,20 +1,12 @@
 import t from 'tap';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { api, memberWithRole, signUp, startTestControlPlane } from '../helpers/controlplane.js';
+import { freePort } from '../helpers/ports.js';
 import { connectWrapped, EVERYTHING, mcpTraces, resultText, waitFor } from '../helpers/mcp.js';
 
 t.setTimeout(600_000);
 
 const RUG_PULL = fileURLToPath(new URL('../fixtures/mcp/rug-pull-server.mjs', import.meta.url));
-/** A port nothing listens on. */
-const closedPort = () =>
-  new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 const refusal = (result: unknown) => /^\[Svc Governance\] BLOCKED: (\w+):/.exec(resultText(result))?.[1] ?? null;
 
 const cp = await startTestControlPlane(t);
@@ -87,7 +79,7 @@ t.test('mcpDefaultPolicy deny: an unapproved server waits in the queue; approve,
 });
 
 t.test('mcpProxyFailBehavior when the registry cannot be reached: closed refuses, open runs and notes it', async (t) => {
-  const down = { ...linked, SVC_CONTROL_PLANE_URL: `http://127.0.0.1:${await closedPort()}` };
+  const down = { ...linked, SVC_CONTROL_PLANE_URL: `http://127.0.0.1:${await freePort()}` };
   const closed = await connectWrapped(t, { server: 'everything', command: [EVERYTHING], settings: { mcpProxyFailBehavior: 'closed' }, env: down });
   const refused = await closed.client.callTool({ name: 'echo', arguments: { message: 'hi' } });
   t.equal(refusal(refused), 'GOVERNANCE_UNAVAILABLE');

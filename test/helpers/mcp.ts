@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -107,3 +107,24 @@ export function rawWrapper(t: Teardown, command: string[]) {
   return { child, exited, send, messages, initialize, stderr: () => err };
 }
 
+
+/** A child process killed when the test ends; resolves once `ready` matches its output. */
+export async function startChild(t: Teardown, args: string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ child: ChildProcess; output: () => string }> {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = once(child, 'exit');
+  t.teardown(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const seen = (c: Buffer) => {
+      output += c.toString();
+      if (ready.test(output)) resolve();
+    };
+    child.stdout!.on('data', seen);
+    child.stderr!.on('data', seen);
+    void exited.then(() => reject(new Error(`exited before it was ready: ${output}`)));
+  });
+  return { child, output: () => output };
+}

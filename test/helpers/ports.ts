@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { createServer } from 'node:net';
 import uWS from '@trufflesuite/uws-js-unofficial';
 
@@ -27,5 +28,14 @@ export async function occupiedPort(t: Teardown): Promise<number> {
     uWS.us_listen_socket_close(socket);
     (app as uWS.TemplatedApp & { close(): void }).close();
   });
+  return port;
+}
+
+/** A port nothing listens on (free when asked; a test binds it next or uses it as an address that refuses). */
+export async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
   return port;
 }
