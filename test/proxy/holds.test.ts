@@ -170,3 +170,14 @@ t.test("the workspace's MCP lists apply to the MCP tool calls a model emits", as
   const allowed = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'file it' }], tools: mcpTool('mcp__github__create_issue') });
   t.equal(allowed.choices[0]!.message.tool_calls?.length, 1);
 });
+
+t.test("the MCP server registry (config.mcpServers, as a gateway syncs it) applies to the MCP tool calls a model emits", async (t) => {
+  const mcpServers = { github: { status: 'held', disabledTools: [] }, jira: { status: 'approved', disabledTools: ['delete_issue'] } };
+  const proxy = await startProxy(t, { upstreamUrl: mock.url, env, file: { ...file, mcpServers } });
+  const openai = new OpenAI({ apiKey: dev.apiKey, baseURL: `${proxy.url}/v1`, maxRetries: 0 });
+  const ask = async (name: string) =>
+    openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'do it' }], tools: [{ type: 'function', function: { name, description: 'an MCP tool', parameters: { type: 'object', properties: {} } } }] });
+  t.match((await ask('mcp__github__create_issue')).choices[0]!.message.content, /^\[Svc Governance\] BLOCKED: SERVER_HELD: /);
+  t.match((await ask('mcp__jira__delete_issue')).choices[0]!.message.content, /^\[Svc Governance\] BLOCKED: TOOL_DISABLED: /);
+  t.equal((await ask('mcp__jira__get_issue')).choices[0]!.message.tool_calls?.length, 1);
+});
