@@ -7,6 +7,7 @@ import { registerPolicyCommands } from './policy-command.js';
 import { registerDecide } from './decide-command.js';
 import { registerDecisionCommands } from './decision-command.js';
 import { registerMcpCommands } from './mcp-command.js';
+import { registerGateCommands } from './gate-command.js';
 
 function fail(err: unknown): never {
   const message = err instanceof StartupError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
@@ -55,5 +56,7 @@ registerPolicyCommands(program, fail);
 registerDecisionCommands(program, fail);
 
 registerMcpCommands(program, fail);
+
+registerGateCommands(program, fail);
 
 program.parseAsync(process.argv).catch(fail);

@@ -30,6 +30,11 @@ export interface BlockLine {
   readonly id: string;
   readonly tools: readonly string[];
   readonly reason: string;
+  /** Gate rules (not decide fallbacks) may narrow a line to commands: phrases or actions they run. */
+  readonly phrases?: readonly string[];
+  readonly actions?: readonly string[];
+  /** A destructive-command rule (`SVC_GUARD_DISABLE=1` skips these). */
+  readonly destructive?: boolean;
 }
 
 function upgradeReason(what: string): string {
@@ -91,11 +96,19 @@ export interface SnapshotRead {
   readonly other: readonly string[];
 }
 
-function parseBlock(json: string): BlockLine | null {
+export function parseBlockLine(json: string): BlockLine | null {
   try {
     const v = JSON.parse(json) as Partial<BlockLine>;
     if (typeof v.id !== 'string' || !Array.isArray(v.tools) || !v.tools.every((t) => typeof t === 'string') || typeof v.reason !== 'string') return null;
-    return { id: v.id, tools: v.tools, reason: v.reason };
+    const strings = (x: unknown) => Array.isArray(x) && x.every((t) => typeof t === 'string');
+    return {
+      id: v.id,
+      tools: v.tools,
+      reason: v.reason,
+      ...(strings(v.phrases) ? { phrases: v.phrases } : {}),
+      ...(strings(v.actions) ? { actions: v.actions } : {}),
+      ...(v.destructive === true ? { destructive: true } : {}),
+    };
   } catch {
     return null;
   }
@@ -145,7 +158,7 @@ export function readSnapshot(text: string): SnapshotRead {
     }
     if (line.startsWith('@')) return;
     const verbMatch = /^(block|log)\s+(\{.*\})$/.exec(line);
-    const parsed = verbMatch === null ? null : parseBlock(verbMatch[2]!);
+    const parsed = verbMatch === null ? null : parseBlockLine(verbMatch[2]!);
     if (parsed === null) other.push(raw);
     else blockLines.push({ verb: verbMatch![1] as 'block' | 'log', line: parsed });
   });

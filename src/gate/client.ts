@@ -1,0 +1,149 @@
+import { randomUUID } from 'node:crypto';
+import { request } from 'undici';
+import { readStoredCredentials } from '../machine/credentials.js';
+
+/** Where a gate client reaches the control plane when neither its config nor `SVC_CONTROL_PLANE_URL` says: the local one (`--dev`). */
+export const DEFAULT_CONTROL_PLANE_URL = 'http://127.0.0.1:3001';
+
+export interface GateClientConfig {
+  readonly baseUrl?: string;
+  readonly apiKey?: string;
+  readonly workspaceId?: string;
+  readonly sessionId?: string;
+  /** Sent as harnessType, to attribute incidents. */
+  readonly harness?: string;
+  /** Whether a call is refused when the hook gate cannot give a verdict. */
+  readonly failClosed?: boolean;
+  readonly timeoutMs?: number;
+}
+
+/** The hook gate's answer: a verdict, a request it could not read (always a block), or none. */
+export type HookGateAnswer =
+  | { readonly kind: 'verdict'; readonly verdict: 'allow' | 'block' | 'hold'; readonly code: string | null; readonly reason: string | null; readonly rule: string | null; readonly message: string | null; readonly holdId: string | null; readonly incidentId: string | null; readonly degraded: boolean }
+  | { readonly kind: 'invalid'; readonly message: string }
+  | { readonly kind: 'unavailable'; readonly reason: string };
+
+export interface HookEventInput {
+  readonly type: string;
+  readonly toolName?: string | null;
+  readonly code?: string | null;
+  readonly rule?: string | null;
+  readonly reason?: string | null;
+  readonly holdId?: string | null;
+  readonly incidentId?: string | null;
+  readonly [detail: string]: unknown;
+}
+
+/** The gate's link to the control plane (seed 002 "Gate client configuration"). */
+export class GateClient {
+  readonly baseUrl: string;
+  readonly apiKey: string;
+  readonly workspaceId: string;
+  readonly sessionId: string;
+  readonly harness: string;
+  readonly failClosed: boolean;
+  readonly timeoutMs: number;
+  /** How events reach the control plane; tests and hooks may wait for it. */
+  private reporting: Promise<void> = Promise.resolve();
+
+  constructor(config: GateClientConfig = {}) {
+    this.baseUrl = (config.baseUrl ?? process.env.SVC_CONTROL_PLANE_URL ?? DEFAULT_CONTROL_PLANE_URL).replace(/\/+$/, '');
+    this.apiKey = config.apiKey ?? '';
+    this.workspaceId = config.workspaceId ?? '';
+    this.sessionId = config.sessionId ?? '';
+    this.harness = config.harness ?? 'generic';
+    this.failClosed = config.failClosed ?? true;
+    this.timeoutMs = config.timeoutMs ?? 2000;
+  }
+
+  /**
+   * From `SVC_CONTROL_PLANE_URL`, `SVC_API_KEY`, `SVC_WORKSPACE_ID`, `SVC_SESSION_ID`, falling back to
+   * the key, workspace and control plane `svc login` stored under `~/.svc/`. Throws without a session id.
+   */
+  static fromEnv(env: NodeJS.ProcessEnv = process.env, overrides: GateClientConfig = {}): GateClient {
+    const stored = readStoredCredentials(env);
+    const sessionId = overrides.sessionId ?? env.SVC_SESSION_ID;
+    if (!sessionId) throw new Error('GateClient.fromEnv needs a session id: set SVC_SESSION_ID');
+    return new GateClient({
+      baseUrl: env.SVC_CONTROL_PLANE_URL || stored?.controlPlaneUrl || DEFAULT_CONTROL_PLANE_URL,
+      apiKey: env.SVC_API_KEY || stored?.apiKey || '',
+      workspaceId: env.SVC_WORKSPACE_ID || stored?.workspaceId || '',
+      ...overrides,
+      sessionId,
+    });
+  }
+
+  /** POST /hook-gate within the client's timeout. Never rejects. */
+  async hookGate(toolName: string, toolInput: unknown): Promise<HookGateAnswer> {
+    let status: number;
+    let body: Record<string, unknown>;
+    try {
+      const answer = await this.post('/hook-gate', { toolName, toolInput, sessionId: this.sessionId || null, harnessType: this.harness, gateSource: 'sdk' });
+      status = answer.status;
+      body = answer.body;
+    } catch (err) {
+      return { kind: 'unavailable', reason: `the control plane could not be reached: ${(err as Error).message}` };
+    }
+    if (status === 400) return { kind: 'invalid', message: String((body.error as { message?: unknown } | undefined)?.message ?? 'the request could not be read') };
+    const verdict = body.verdict;
+    if (status >= 300 || (verdict !== 'allow' && verdict !== 'block' && verdict !== 'hold')) {
+      const code = (body.error as { code?: unknown } | undefined)?.code ?? body.code;
+      return { kind: 'unavailable', reason: `the hook gate answered ${status}${code ? ` ${String(code)}` : ''} without a verdict` };
+    }
+    const text = (k: string) => (typeof body[k] === 'string' ? (body[k] as string) : null);
+    return { kind: 'verdict', verdict, code: text('code'), reason: text('reason'), rule: text('rule'), message: text('message'), holdId: text('holdId'), incidentId: text('incidentId'), degraded: body.degraded === true };
+  }
+
+  /** Reports gate decisions (POST /hook-events), best effort: a failure is dropped, never thrown. */
+  report(events: readonly HookEventInput[]): Promise<void> {
+    if (events.length === 0) return this.reporting;
+    const at = new Date().toISOString();
+    const stamped = events.map((e) => ({ eventId: randomUUID(), at, gateSource: 'sdk', harness: this.harness, sessionId: this.sessionId || null, ...e }));
+    this.reporting = this.reporting.then(() => this.post('/hook-events', { events: stamped }).then(() => undefined, () => undefined));
+    return this.reporting;
+  }
+
+  /** Resolves once every report made so far has been sent (or given up). */
+  flush(): Promise<void> {
+    return this.reporting;
+  }
+
+  /** An unexpired approval of this exact call (GET /decisions/approved-bypasses); throws when it cannot tell. */
+  async approvedBypass(key: { rule: string; tool: string; argumentsSha256: string }): Promise<{ holdId: string } | null> {
+    const query = new URLSearchParams(key);
+    const answer = await this.call('GET', `/decisions/approved-bypasses?${query}`);
+    if (answer.status !== 200) throw new Error(`the control plane answered ${answer.status}`);
+    const first = (answer.body.bypasses as Array<{ holdId: string; expiresAt: string }> | undefined)?.find((b) => Date.parse(b.expiresAt) > Date.now());
+    return first === undefined ? null : { holdId: first.holdId };
+  }
+
+  /** Records a hold (POST /decisions); throws when it cannot. */
+  async recordHold(hold: { tool: string; rule: string; reason: string; arguments: unknown; argumentsSha256: string }): Promise<{ holdId: string; incidentId: string | null }> {
+    const answer = await this.post('/decisions', { ...hold, source: 'gate', sessionId: this.sessionId || null, harness: this.harness.slice(0, 64), origin: 'gate' });
+    if (answer.status !== 200 && answer.status !== 201) throw new Error(`the control plane answered ${answer.status}`);
+    return { holdId: String(answer.body.id), incidentId: typeof answer.body.incidentId === 'string' ? answer.body.incidentId : null };
+  }
+
+  private post(path: string, body: unknown) {
+    return this.call('POST', path, body);
+  }
+
+  private async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+    const res = await request(`${this.baseUrl}/api/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${this.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
+      signal: AbortSignal.timeout(this.timeoutMs),
+    });
+    const text = await res.body.text();
+    let parsed: Record<string, unknown> = {};
+    try {
+      parsed = text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
+    } catch {
+      parsed = {};
+    }
+    return { status: res.statusCode, body: parsed };
+  }
+}

@@ -1,0 +1,118 @@
+import { z } from 'zod';
+import { GateClient } from './client.js';
+import { Gate } from './gate.js';
+import { GATE_DEADLINE_MS, SvcGateHold, SvcGateRefusal } from './refusals.js';
+
+/**
+ * Gates as a harness's hook (`svc gate hook <harness>`): the harness runs the command before each
+ * tool call with the call on stdin; the answer is the harness's own hook protocol. The whole
+ * decision has GATE_DEADLINE_MS (one second under the harnesses' 10-second hook timeout).
+ */
+
+export const HOOK_HARNESSES = ['claude-code', 'cursor'] as const;
+export type HookHarness = (typeof HOOK_HARNESSES)[number];
+
+export interface HookAnswer {
+  readonly exitCode: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+const claudeInput = z.looseObject({ session_id: z.string().max(256).optional(), cwd: z.string().max(4096).optional(), tool_name: z.string().min(1).max(256), tool_input: z.unknown().default({}) });
+const cursorInput = z.looseObject({
+  hook_event_name: z.string().max(64).optional(),
+  conversation_id: z.string().max(256).optional(),
+  command: z.string().optional(),
+  cwd: z.string().max(4096).optional(),
+  tool_name: z.string().max(256).optional(),
+  tool_input: z.unknown().optional(),
+  server: z.string().max(256).optional(),
+});
+
+interface Call {
+  readonly toolName: string;
+  readonly toolInput: unknown;
+  readonly sessionId: string | undefined;
+  readonly cwd: string | undefined;
+}
+
+/** The call a harness's hook input describes, or why it cannot be read. */
+function readCall(harness: HookHarness, stdin: string): Call | string {
+  let json: unknown;
+  try {
+    json = JSON.parse(stdin);
+  } catch {
+    return 'the hook input is not JSON';
+  }
+  if (harness === 'claude-code') {
+    const parsed = claudeInput.safeParse(json);
+    if (!parsed.success) return `the hook input does not read: ${parsed.error.issues[0]?.message ?? 'invalid'}`;
+    return { toolName: parsed.data.tool_name, toolInput: parsed.data.tool_input, sessionId: parsed.data.session_id, cwd: parsed.data.cwd };
+  }
+  const parsed = cursorInput.safeParse(json);
+  if (!parsed.success) return `the hook input does not read: ${parsed.error.issues[0]?.message ?? 'invalid'}`;
+  const d = parsed.data;
+  if (d.command !== undefined) return { toolName: 'Shell', toolInput: { command: d.command }, sessionId: d.conversation_id, cwd: d.cwd };
+  // beforeMCPExecution: the tool of an MCP server, named as the other harnesses name it.
+  if (d.tool_name !== undefined) {
+    const input = typeof d.tool_input === 'string' ? safeJson(d.tool_input) : (d.tool_input ?? {});
+    return { toolName: d.server ? `mcp__${d.server}__${d.tool_name}` : d.tool_name, toolInput: input, sessionId: d.conversation_id, cwd: d.cwd };
+  }
+  return 'the hook input names neither a command nor a tool';
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { input: text };
+  }
+}
+
+/** The harness's answer to a refusal (or hold) or an allow. */
+function answer(harness: HookHarness, refusal: SvcGateRefusal | null): HookAnswer {
+  if (harness === 'cursor') {
+    const body = refusal === null ? { permission: 'allow' } : { permission: 'deny', userMessage: refusal.message, agentMessage: refusal.message };
+    return { exitCode: 0, stdout: JSON.stringify(body), stderr: '' };
+  }
+  if (refusal === null) return { exitCode: 0, stdout: '', stderr: '' };
+  // A hold is denied, not asked: the person at the keyboard is the requester, who may not approve their own hold.
+  if (refusal instanceof SvcGateHold) {
+    const output = { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: refusal.message } };
+    return { exitCode: 0, stdout: JSON.stringify(output), stderr: '' };
+  }
+  // Exit 2: Claude Code refuses the call and hands stderr to the model.
+  return { exitCode: 2, stdout: '', stderr: refusal.message };
+}
+
+/**
+ * Runs the gate for one hook invocation. The client comes from the environment or `svc login`'s
+ * stored credentials when there is a key; without one, only the tiers that need no client run.
+ */
+export async function runHook(harness: HookHarness, stdin: string, env: NodeJS.ProcessEnv, deadlineMs = GATE_DEADLINE_MS): Promise<HookAnswer> {
+  const call = readCall(harness, stdin);
+  if (typeof call === 'string') return answer(harness, new SvcGateRefusal('HOOK_GATE', `${call} (INVALID_REQUEST).`, 'hook_input'));
+  let client: GateClient | null = null;
+  try {
+    const candidate = GateClient.fromEnv(env, { harness, sessionId: env.SVC_SESSION_ID || call.sessionId || 'unknown-session' });
+    client = candidate.apiKey === '' ? null : candidate;
+  } catch {
+    client = null;
+  }
+  const gate = new Gate({ repoRoot: call.cwd ?? process.cwd(), env, ...(env.SVC_WORKSPACE_ID ? { workspaceId: env.SVC_WORKSPACE_ID } : {}) }, client);
+  const started = Date.now();
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<SvcGateRefusal>((resolve) => {
+    timer = setTimeout(() => resolve(new SvcGateRefusal('GATE_DEADLINE', `the gate did not decide within ${deadlineMs} ms.`, 'gate_deadline')), deadlineMs);
+  });
+  const decided = gate.guard(call.toolName, call.toolInput).then(
+    () => null,
+    (err: unknown) => (err instanceof SvcGateRefusal ? err : new SvcGateRefusal('HOOK_GATE', `the gate failed: ${(err as Error).message}.`, 'gate_error')),
+  );
+  const refusal = await Promise.race([decided, deadline]);
+  clearTimeout(timer);
+  // Reports go out before the hook exits, within what is left of the deadline.
+  const left = Math.max(0, Math.min(1000, deadlineMs - (Date.now() - started)));
+  if (client !== null) await Promise.race([client.flush(), new Promise((r) => setTimeout(r, left).unref())]);
+  return answer(harness, refusal);
+}

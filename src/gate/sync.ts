@@ -1,0 +1,108 @@
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { ControlPlaneApi } from '../config/control-plane-api.js';
+import { buildRuntimeConfig, readConfigFile } from '../config/runtime.js';
+import type { WorkspaceSettings } from '../config/settings.js';
+import { readEngineConfig } from '../decide/engine-config.js';
+import { readPins, stampFor } from '../decide/pins.js';
+import { loadRules } from '../decide/sop-loader.js';
+import { svcHome } from '../lib/paths.js';
+import type { McpServerView } from '../policy/mcp-registry.js';
+import { parseBlockLine } from '../decide/snapshot.js';
+import { compileSnapshot, type GateRule } from './snapshot.js';
+
+/** Where the gate reads its snapshot. */
+export function snapshotPath(env: NodeJS.ProcessEnv): string {
+  return join(svcHome(env), 'hooks', 'policy-snapshot.rules');
+}
+
+const RULE_LINE = /^\s*(block|hold):\s*(\{.*\})\s*$/;
+const REVIEW_BEFORE = /^\s*review_before:\s*(.+?)\s*$/;
+
+/**
+ * The gate rules of the SOP files under `<root>/.svc/sops/`: `block: {json}` and `hold: {json}` lines
+ * (`id`, `tools`, `reason`, optional `phrases` and `actions`), and `review_before: action:deploy, Bash`
+ * entries, each a hold (an action on any tool's command, or every call of a named tool).
+ */
+export async function sopGateRules(root: string): Promise<GateRule[]> {
+  const rules: GateRule[] = [];
+  const walk = async (dir: string): Promise<string[]> => {
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch {
+      return [];
+    }
+    const files: string[] = [];
+    for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+      if (e.isDirectory()) files.push(...(await walk(join(dir, e.name))));
+      else if (e.name.endsWith('.md')) files.push(join(dir, e.name));
+    }
+    return files;
+  };
+  for (const file of await walk(join(root, '.svc', 'sops'))) {
+    for (const line of (await readFile(file, 'utf8')).split(/\r?\n/)) {
+      const rule = RULE_LINE.exec(line);
+      const parsed = rule === null ? null : parseBlockLine(rule[2]!);
+      if (parsed !== null) rules.push({ ...parsed, verb: rule![1] as 'block' | 'hold' });
+      const review = REVIEW_BEFORE.exec(line);
+      if (review === null) continue;
+      for (const entry of review[1]!.split(',').map((e) => e.trim()).filter(Boolean)) {
+        const action = /^action:(\w+)$/.exec(entry)?.[1];
+        rules.push(
+          action !== undefined
+            ? { verb: 'hold', id: `review_before:action:${action}`, tools: ['*'], actions: [action], reason: `a ${action} needs a person's review first` }
+            : { verb: 'hold', id: `review_before:${entry}`, tools: [entry], reason: `${entry} needs a person's review first` },
+        );
+      }
+    }
+  }
+  return rules;
+}
+
+export interface SnapshotSources {
+  readonly workspaceId: string;
+  readonly settings: WorkspaceSettings;
+  readonly mcpServers: Readonly<Record<string, McpServerView>>;
+  /** The folder whose `.svc/sops/` holds SOP rules and decide rules. */
+  readonly root: string;
+  readonly env: NodeJS.ProcessEnv;
+}
+
+/** Compiles the snapshot from its sources and writes it atomically. */
+export async function writeSnapshot(sources: SnapshotSources, out: string): Promise<{ path: string; rules: number }> {
+  const [rules, decide, pins, engine] = await Promise.all([sopGateRules(sources.root), loadRules(sources.root), readPins(sources.env), readEngineConfig(sources.env)]);
+  const text = compileSnapshot({
+    workspaceId: sources.workspaceId,
+    settings: sources.settings,
+    mcpServers: sources.mcpServers,
+    rules,
+    memberGroups: null,
+    decide: { rules: decide.rules.map((rule) => ({ rule, stamp: stampFor(rule, pins, engine.model) })), unreadable: decide.unreadable },
+  });
+  await mkdir(dirname(out), { recursive: true, mode: 0o700 });
+  const temp = `${out}.${randomBytes(4).toString('hex')}.tmp`;
+  await writeFile(temp, text, { mode: 0o600 });
+  await rename(temp, out);
+  return { path: out, rules: rules.length };
+}
+
+/** The snapshot's sources from the control plane: the workspace's settings and MCP registry. */
+export async function controlPlaneSources(api: ControlPlaneApi): Promise<Pick<SnapshotSources, 'workspaceId' | 'settings' | 'mcpServers'>> {
+  const [settings, servers] = await Promise.all([
+    api.json<{ workspaceId: string; settings: WorkspaceSettings }>('GET', '/workspace/settings'),
+    api.json<{ servers: Array<{ name: string } & McpServerView> }>('GET', '/mcp/servers'),
+  ]);
+  return {
+    workspaceId: settings.workspaceId,
+    settings: settings.settings,
+    mcpServers: Object.fromEntries(servers.servers.map((s) => [s.name, { status: s.status, disabledTools: s.disabledTools }])),
+  };
+}
+
+/** The snapshot's sources from a local config file (a workspace with no control plane). */
+export async function configFileSources(file: string): Promise<Pick<SnapshotSources, 'workspaceId' | 'settings' | 'mcpServers'>> {
+  const config = buildRuntimeConfig({ file: await readConfigFile(file) });
+  return { workspaceId: config.workspaceId, settings: config.settings, mcpServers: config.mcpServers };
+}

@@ -1,0 +1,117 @@
+import { existsSync } from 'node:fs';
+import { unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { backupPath, readJsonConfig, restoreJsonConfig, writeJsonConfig, type JsonObject } from './config-file.js';
+import { SVC_COMMAND } from './mcp-install.js';
+
+/** Harnesses whose hook the gate is written into. */
+export const GATE_HARNESSES = ['claude-code', 'cursor'] as const;
+export type GateHarness = (typeof GATE_HARNESSES)[number];
+
+export interface GateTarget {
+  readonly harness: GateHarness;
+  readonly file: string;
+}
+
+export interface GateChange {
+  readonly harness: GateHarness;
+  readonly file: string;
+  readonly changed: boolean;
+  readonly backup: string | null;
+  readonly error: string | null;
+}
+
+const quote = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
+/** The command a harness runs before each tool call. */
+export function hookCommand(harness: GateHarness): string {
+  return `${SVC_COMMAND.map(quote).join(' ')} gate hook ${harness}`;
+}
+
+const ours = (command: unknown, harness: GateHarness) => typeof command === 'string' && command.endsWith(` gate hook ${harness}`);
+
+/** The harnesses found on this machine: their config folder exists under `home`. */
+export function detectGateHarnesses(home: string): GateHarness[] {
+  return GATE_HARNESSES.filter((h) => existsSync(join(home, h === 'claude-code' ? '.claude' : '.cursor')));
+}
+
+/** The hook files: the user's own, or a project's with `projectDir`. */
+export function gateTargets(home: string, harnesses: readonly GateHarness[], projectDir?: string): GateTarget[] {
+  const base = projectDir ?? home;
+  return harnesses.map((harness) => ({ harness, file: harness === 'claude-code' ? join(base, '.claude', 'settings.json') : join(base, '.cursor', 'hooks.json') }));
+}
+
+type Groups = Array<{ matcher?: string; hooks?: Array<Record<string, unknown>> }>;
+
+/** Claude Code: one PreToolUse group for every tool, running the gate with the 10-second hook timeout. */
+function claudeCode(config: JsonObject, mode: 'install' | 'uninstall'): boolean {
+  const hooks = (typeof config.hooks === 'object' && config.hooks !== null ? config.hooks : {}) as Record<string, Groups>;
+  const groups: Groups = Array.isArray(hooks.PreToolUse) ? hooks.PreToolUse : [];
+  const present = groups.some((g) => g.hooks?.some((h) => ours(h.command, 'claude-code')));
+  if (mode === 'install') {
+    if (present) return false;
+    config.hooks = { ...hooks, PreToolUse: [...groups, { matcher: '*', hooks: [{ type: 'command', command: hookCommand('claude-code'), timeout: 10 }] }] };
+    return true;
+  }
+  if (!present) return false;
+  const kept = groups.map((g) => ({ ...g, hooks: (g.hooks ?? []).filter((h) => !ours(h.command, 'claude-code')) })).filter((g) => g.hooks.length > 0);
+  const rest: Record<string, Groups> = { ...hooks, PreToolUse: kept };
+  if (kept.length === 0) delete rest.PreToolUse;
+  if (Object.keys(rest).length === 0) delete config.hooks;
+  else config.hooks = rest;
+  return true;
+}
+
+const CURSOR_EVENTS = ['beforeShellExecution', 'beforeMCPExecution'] as const;
+
+/** Cursor: the gate before every shell command and every MCP tool call. */
+function cursor(config: JsonObject, mode: 'install' | 'uninstall'): boolean {
+  const hooks = (typeof config.hooks === 'object' && config.hooks !== null ? config.hooks : {}) as Record<string, Array<Record<string, unknown>>>;
+  let changed = false;
+  const next: Record<string, Array<Record<string, unknown>>> = { ...hooks };
+  for (const event of CURSOR_EVENTS) {
+    const entries = Array.isArray(hooks[event]) ? hooks[event] : [];
+    const present = entries.some((e) => ours(e.command, 'cursor'));
+    if (mode === 'install' && !present) {
+      next[event] = [...entries, { command: hookCommand('cursor') }];
+      changed = true;
+    } else if (mode === 'uninstall' && present) {
+      const kept = entries.filter((e) => !ours(e.command, 'cursor'));
+      if (kept.length === 0) delete next[event];
+      else next[event] = kept;
+      changed = true;
+    }
+  }
+  if (!changed) return false;
+  if (mode === 'install') config.version ??= 1;
+  if (Object.keys(next).length === 0) {
+    delete config.hooks;
+    if (config.version === 1 && Object.keys(config).length === 1) delete config.version;
+  } else config.hooks = next;
+  return true;
+}
+
+/**
+ * Writes the gate hook into (or takes it out of) each target, keeping `<file>.svc-backup` of the
+ * original. Running install twice changes nothing; uninstall puts the backup back byte for byte
+ * when nothing else changed, and removes a file install created.
+ */
+export async function rewriteGateHooks(targets: readonly GateTarget[], mode: 'install' | 'uninstall', opts: { dryRun: boolean }): Promise<GateChange[]> {
+  const changes: GateChange[] = [];
+  for (const { harness, file } of targets) {
+    try {
+      const existed = existsSync(file);
+      const config = (await readJsonConfig(file)) ?? {};
+      const changed = harness === 'claude-code' ? claudeCode(config, mode) : cursor(config, mode);
+      if (changed && !opts.dryRun) {
+        if (mode === 'install') await writeJsonConfig(file, config);
+        else if (Object.keys(config).length === 0 && !existsSync(backupPath(file))) await unlink(file);
+        else await restoreJsonConfig(file, config);
+      }
+      changes.push({ harness, file, changed, backup: existed && mode === 'install' ? backupPath(file) : null, error: null });
+    } catch (err) {
+      changes.push({ harness, file, changed: false, backup: null, error: (err as Error).message });
+    }
+  }
+  return changes;
+}
