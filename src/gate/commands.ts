@@ -6,7 +6,7 @@
  */
 
 /** Words that run the next word as the command. */
-const PREFIXES = new Set(['sudo', 'doas', 'env', 'command', 'exec', 'nohup', 'time', 'nice', 'ionice', 'xargs', 'then', 'do', 'else', '!']);
+const PREFIXES = new Set(['sudo', 'doas', 'env', 'command', 'exec', 'nohup', 'time', 'nice', 'ionice', 'xargs', 'then', 'do', 'else', '!', 'npx', 'bunx', 'pnpx']);
 
 /** The simple commands of a command line, each as its words (program first, path stripped). */
 export function simpleCommands(command: string): string[][] {
@@ -79,9 +79,9 @@ export function performsAction(command: string, action: Action): boolean {
 }
 
 const TEST_PHRASES = [
-  'npm test', 'npm run test', 'pnpm test', 'pnpm run test', 'yarn test', 'bun test', 'npx jest', 'npx vitest', 'npx tap', 'npx mocha', 'jest', 'vitest', 'mocha', 'tap', 'pytest',
+  'npm test', 'npm run test', 'pnpm test', 'pnpm run test', 'yarn test', 'bun test', 'jest', 'vitest', 'mocha', 'tap', 'pytest',
   'python -m pytest', 'tox', 'nox', 'go test', 'cargo test', 'cargo nextest', 'mvn test', 'mvn verify', 'gradle test', './gradlew test', 'dotnet test', 'rspec', 'bundle exec rspec',
-  'rake test', 'phpunit', 'mix test', 'swift test', 'ctest', 'make test', 'make check', 'deno test', 'playwright test', 'npx playwright test', 'cypress run',
+  'rake test', 'phpunit', 'mix test', 'swift test', 'ctest', 'make test', 'make check', 'deno test', 'playwright test', 'cypress run',
 ];
 const INFRA_PROGRAMS = new Set(['terraform', 'tofu', 'kubectl', 'helm', 'pulumi', 'ansible', 'ansible-playbook', 'cdk', 'aws', 'gcloud', 'az', 'docker', 'docker-compose', 'podman', 'kustomize', 'skaffold', 'nomad', 'vault', 'consul', 'packer', 'eksctl', 'doctl', 'flyctl', 'fly', 'kamal']);
 
