@@ -72,9 +72,10 @@ async function run(t: Teardown, bin: string, args: string[], cwd: string, env: N
 /** `claude -p <prompt>` through `baseUrl` with an API key, Bash allowed without asking. */
 export function runClaudeCode(
   t: Teardown,
-  opts: { baseUrl: string; apiKey: string; home: string; cwd: string; prompt: string; args?: string[] },
+  opts: { baseUrl: string; apiKey: string; home: string; cwd: string; prompt: string; args?: string[]; env?: NodeJS.ProcessEnv },
 ): Promise<AgentRun> {
   const env = harnessEnv(opts.home, {
+    ...opts.env,
     ANTHROPIC_BASE_URL: opts.baseUrl,
     ANTHROPIC_API_KEY: opts.apiKey,
     DISABLE_AUTOUPDATER: '1',
