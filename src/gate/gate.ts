@@ -3,6 +3,7 @@ import { mcpRefusal, parseMcpToolName } from '../policy/mcp.js';
 import { svcHome } from '../lib/paths.js';
 import { join } from 'node:path';
 import type { GateClient, HookEventInput } from './client.js';
+import { chaosFromEnv, type ChaosRun } from './chaos.js';
 import { commandOf, isDeploy } from './commands.js';
 import { checkCommand, loadAllowlist } from './images.js';
 import { ARGUMENTS_SIZE_LIMIT, COMMAND_SIZE_LIMIT, READ_ONLY_TOOLS, SvcGateHold, SvcGateRefusal } from './refusals.js';
@@ -48,6 +49,8 @@ export { canonicalJson };
  */
 export class Gate {
   private snapshot: Promise<Snapshot> | null = null;
+  /** This process's chaos run (SVC_CHAOS_PLAN), read on the first call; null: none. */
+  private chaos: ChaosRun | null | undefined;
   private healthReported = false;
   private readonly repoRoot: string;
   private readonly env: NodeJS.ProcessEnv;
@@ -62,12 +65,21 @@ export class Gate {
 
   async guard(toolName: string, toolInput: unknown): Promise<void> {
     if (this.config.enforce === false) return;
+    const chaos = (this.chaos ??= chaosFromEnv(this.env));
+    if (chaos !== null && !chaos.ok) throw new SvcGateRefusal('CHAOS_FAULT', `${chaos.reason}; every call is refused until the chaos run is fixed.`, 'chaos_plan');
+    if (chaos?.ok === true && !chaos.chaos.plan.enforce) return;
     const events: HookEventInput[] = [];
     try {
       await this.evaluate(toolName, toolInput, events);
+      chaos?.chaos.record({ tool: toolName, input: toolInput }, { tool: toolName, verdict: 'allow', tier: null, rule: null, destructive: false, ruleHit: false });
+      chaos?.chaos.inject(toolName, toolInput);
     } catch (err) {
       if (err instanceof SvcGateRefusal) {
         events.push({ type: err instanceof SvcGateHold ? 'tool_held' : 'tool_blocked', toolName, code: err.code, rule: err.rule, reason: err.reason, holdId: err instanceof SvcGateHold ? err.holdId : null, incidentId: err.incidentId });
+        if (chaos?.ok === true && !err.rule.startsWith('chaos:')) {
+          const destructive = err.code === 'SNAPSHOT' && err.rule.startsWith('destructive:');
+          chaos.chaos.record({ tool: toolName, input: toolInput }, { tool: toolName, verdict: err instanceof SvcGateHold ? 'hold' : 'block', tier: tierOf(err.code), rule: err.rule, destructive, ruleHit: true });
+        }
       }
       throw err;
     } finally {
@@ -181,6 +193,16 @@ export class Gate {
       return snapshot;
     });
   }
+}
+
+/** The tier a refusal code comes from, for chaos events. */
+function tierOf(code: string): string {
+  if (code === 'COMMAND_TOO_LARGE') return 'size';
+  if (code === 'SSO_GROUP') return 'sso';
+  if (code === 'SNAPSHOT' || code === 'HELD') return 'snapshot';
+  if (code.startsWith('SERVER_') || code === 'TOOL_DISABLED' || code === 'POLICY_SNAPSHOT_UNVERIFIED') return 'mcp';
+  if (code.startsWith('E_')) return 'image';
+  return 'hook_gate';
 }
 
 let installed: Gate | null = null;
