@@ -5,6 +5,8 @@ import { z } from 'zod';
 import { ControlPlaneApi } from '../config/control-plane-api.js';
 import { describeZodError } from '../config/runtime.js';
 import { HOOK_HARNESSES, runHook, type HookHarness } from '../gate/hook.js';
+import { codexRules as compileCodexRules } from '../gate/codex-rules.js';
+import { loadSnapshot } from '../gate/snapshot.js';
 import { configFileSources, controlPlaneSources, snapshotPath, writeSnapshot } from '../gate/sync.js';
 import { ConfigError } from '../lib/errors.js';
 import { detectGateHarnesses, GATE_HARNESSES, gateTargets, rewriteGateHooks, type GateChange } from '../machine/gates-install.js';
@@ -43,9 +45,9 @@ function report(changes: readonly GateChange[], mode: 'install' | 'uninstall', d
   return changes
     .map((c) => {
       if (c.error !== null) return `${c.harness} ${c.file}: left untouched: ${c.error}`;
-      if (!c.changed) return `${c.harness} ${c.file}: ${mode === 'install' ? 'the gate hook is already there' : 'no gate hook to remove'}`;
+      if (!c.changed) return `${c.harness} ${c.file}: ${mode === 'install' ? 'the gate is already there' : 'no gate to remove'}`;
       const verb = mode === 'install' ? (dryRun ? 'would add' : 'added') : dryRun ? 'would remove' : 'removed';
-      return `${c.harness} ${c.file}: ${verb} the gate hook${c.backup !== null && !dryRun ? ` (original kept in ${c.backup})` : ''}`;
+      return `${c.harness} ${c.file}: ${verb} the gate${c.backup !== null && !dryRun ? ` (original kept in ${c.backup})` : ''}`;
     })
     .join('\n')
     .concat('\n');
@@ -78,7 +80,7 @@ export function registerGateCommands(program: Command, fail: (err: unknown) => n
       .command(mode)
       .description(
         mode === 'install'
-          ? "write the gate hook into each detected harness (Claude Code PreToolUse, Cursor beforeShellExecution and beforeMCPExecution); no login needed; a backup of each file is kept"
+          ? "write the gate into each detected harness (Claude Code PreToolUse, Cursor beforeShellExecution and beforeMCPExecution hooks, Codex exec-policy rules from the snapshot); no login needed; a backup of each file is kept"
           : 'take the gate hook out again (the backup itself when nothing else changed)',
       )
       .option('--harness <names...>', `only these: ${GATE_HARNESSES.join(', ')} (default: the ones found)`)
@@ -90,7 +92,12 @@ export function registerGateCommands(program: Command, fail: (err: unknown) => n
         try {
           const home = process.env.HOME || homedir();
           const harnesses = parsed.data.harness ?? detectGateHarnesses(home);
-          const changes = await rewriteGateHooks(gateTargets(home, harnesses, parsed.data.project === undefined ? undefined : resolve(parsed.data.project)), mode, { dryRun: parsed.data.dryRun });
+          const codexRules = async () => {
+            const snapshot = await loadSnapshot(snapshotPath(process.env), process.env.SVC_WORKSPACE_ID ?? '');
+            return snapshot.trusted ? { rules: compileCodexRules(snapshot) } : { problem: `Codex rules are compiled from the policy snapshot, and ${snapshot.problem}: run svc gates sync first` };
+          };
+          const targets = gateTargets(home, harnesses, parsed.data.project === undefined ? undefined : resolve(parsed.data.project));
+          const changes = await rewriteGateHooks(targets, mode, { dryRun: parsed.data.dryRun, codexRules });
           process.stdout.write(report(changes, mode, parsed.data.dryRun));
           if (changes.some((c) => c.error !== null)) process.exitCode = 1;
         } catch (err) {

@@ -51,7 +51,7 @@ export function matchesPhrase(command: string, phrase: string): boolean {
 export const ACTIONS = ['deploy', 'publish', 'release', 'db_write'] as const;
 export type Action = (typeof ACTIONS)[number];
 
-const ACTION_PHRASES: Readonly<Record<Action, readonly string[]>> = {
+export const ACTION_PHRASES: Readonly<Record<Action, readonly string[]>> = {
   deploy: [
     'kubectl apply', 'kubectl create', 'kubectl replace', 'kubectl set image', 'kubectl rollout restart', 'helm install', 'helm upgrade', 'terraform apply',
     'pulumi up', 'cdk deploy', 'serverless deploy', 'sls deploy', 'fly deploy', 'flyctl deploy', 'vercel deploy', 'vercel --prod', 'netlify deploy', 'gcloud run deploy',

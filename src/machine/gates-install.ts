@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
-import { unlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { backupPath, readJsonConfig, restoreJsonConfig, writeJsonConfig, type JsonObject } from './config-file.js';
 import { SVC_COMMAND } from './mcp-install.js';
 
 /** Harnesses whose hook the gate is written into. */
-export const GATE_HARNESSES = ['claude-code', 'cursor'] as const;
+export const GATE_HARNESSES = ['claude-code', 'cursor', 'codex'] as const;
 export type GateHarness = (typeof GATE_HARNESSES)[number];
 
 export interface GateTarget {
@@ -32,13 +32,19 @@ const ours = (command: unknown, harness: GateHarness) => typeof command === 'str
 
 /** The harnesses found on this machine: their config folder exists under `home`. */
 export function detectGateHarnesses(home: string): GateHarness[] {
-  return GATE_HARNESSES.filter((h) => existsSync(join(home, h === 'claude-code' ? '.claude' : '.cursor')));
+  return GATE_HARNESSES.filter((h) => existsSync(join(home, `.${h === 'claude-code' ? 'claude' : h}`)));
 }
 
 /** The hook files: the user's own, or a project's with `projectDir`. */
 export function gateTargets(home: string, harnesses: readonly GateHarness[], projectDir?: string): GateTarget[] {
   const base = projectDir ?? home;
-  return harnesses.map((harness) => ({ harness, file: harness === 'claude-code' ? join(base, '.claude', 'settings.json') : join(base, '.cursor', 'hooks.json') }));
+  const files: Record<GateHarness, string> = {
+    'claude-code': join(base, '.claude', 'settings.json'),
+    cursor: join(base, '.cursor', 'hooks.json'),
+    // A file of svc's own among Codex's exec-policy rules.
+    codex: join(base, '.codex', 'rules', 'svc-gate.rules'),
+  };
+  return harnesses.map((harness) => ({ harness, file: files[harness] }));
 }
 
 type Groups = Array<{ matcher?: string; hooks?: Array<Record<string, unknown>> }>;
@@ -96,10 +102,22 @@ function cursor(config: JsonObject, mode: 'install' | 'uninstall'): boolean {
  * original. Running install twice changes nothing; uninstall puts the backup back byte for byte
  * when nothing else changed, and removes a file install created.
  */
-export async function rewriteGateHooks(targets: readonly GateTarget[], mode: 'install' | 'uninstall', opts: { dryRun: boolean }): Promise<GateChange[]> {
+export async function rewriteGateHooks(
+  targets: readonly GateTarget[],
+  mode: 'install' | 'uninstall',
+  opts: {
+    dryRun: boolean;
+    /** Codex's rules compiled from the policy snapshot; a string saying why not when it has none to trust. */
+    codexRules: () => Promise<{ rules: string } | { problem: string }>;
+  },
+): Promise<GateChange[]> {
   const changes: GateChange[] = [];
   for (const { harness, file } of targets) {
     try {
+      if (harness === 'codex') {
+        changes.push(await rewriteCodexRules(file, mode, opts));
+        continue;
+      }
       const existed = existsSync(file);
       const config = (await readJsonConfig(file)) ?? {};
       const changed = harness === 'claude-code' ? claudeCode(config, mode) : cursor(config, mode);
@@ -114,4 +132,21 @@ export async function rewriteGateHooks(targets: readonly GateTarget[], mode: 'in
     }
   }
   return changes;
+}
+
+/** Codex reads exec-policy rules, not hooks: svc's rules file is written whole from the snapshot, or removed. */
+async function rewriteCodexRules(file: string, mode: 'install' | 'uninstall', opts: Parameters<typeof rewriteGateHooks>[2]): Promise<GateChange> {
+  const current = await readFile(file, 'utf8').catch(() => null);
+  if (mode === 'uninstall') {
+    if (current !== null && !opts.dryRun) await unlink(file);
+    return { harness: 'codex', file, changed: current !== null, backup: null, error: null };
+  }
+  const compiled = await opts.codexRules();
+  if ('problem' in compiled) return { harness: 'codex', file, changed: false, backup: null, error: compiled.problem };
+  if (current === compiled.rules) return { harness: 'codex', file, changed: false, backup: null, error: null };
+  if (!opts.dryRun) {
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(file, compiled.rules, { mode: 0o644 });
+  }
+  return { harness: 'codex', file, changed: true, backup: null, error: null };
 }

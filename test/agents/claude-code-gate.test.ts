@@ -25,7 +25,7 @@ t.test('Claude Code with svc gates install and no proxy: a force push is refused
 
   const installed = await svc(['gates', 'install'], env);
   t.equal(installed.code, 0, installed.stderr);
-  t.match(installed.stdout, /claude-code .*settings\.json: added the gate hook/);
+  t.match(installed.stdout, /claude-code .*settings\.json: added the gate/);
   const synced = await svc(['gates', 'sync', '--root', work], env);
   t.equal(synced.code, 0, synced.stderr);
 

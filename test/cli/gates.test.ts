@@ -40,13 +40,13 @@ t.test('gates install / uninstall: Claude Code and Cursor, idempotent, backups, 
   const env = { HOME: home };
 
   const dry = await svc(['gates', 'install', '--dry-run'], env);
-  t.match(dry.stdout, /claude-code .*settings\.json: would add the gate hook/);
+  t.match(dry.stdout, /claude-code .*settings\.json: would add the gate/);
   t.equal(readFileSync(claudeFile, 'utf8'), original, 'a dry run changes nothing');
 
   const first = await svc(['gates', 'install'], env);
   t.equal(first.code, 0, first.stderr);
-  t.match(first.stdout, /claude-code .*: added the gate hook \(original kept in .*settings\.json\.svc-backup\)/);
-  t.match(first.stdout, /cursor .*hooks\.json: added the gate hook/);
+  t.match(first.stdout, /claude-code .*: added the gate \(original kept in .*settings\.json\.svc-backup\)/);
+  t.match(first.stdout, /cursor .*hooks\.json: added the gate/);
   const claude = JSON.parse(readFileSync(claudeFile, 'utf8'));
   t.equal(claude.model, 'opus', 'the rest of the file is kept');
   t.match(claude.hooks.PreToolUse, [{ matcher: '*', hooks: [{ type: 'command', command: /main\.js gate hook claude-code$/, timeout: 10 }] }]);
@@ -55,7 +55,7 @@ t.test('gates install / uninstall: Claude Code and Cursor, idempotent, backups, 
   t.match(cursor, { version: 1, hooks: { beforeShellExecution: [{ command: /gate hook cursor$/ }], beforeMCPExecution: [{ command: /gate hook cursor$/ }] } });
 
   const again = await svc(['gates', 'install'], env);
-  t.match(again.stdout, /the gate hook is already there/);
+  t.match(again.stdout, /the gate is already there/);
   t.same(JSON.parse(readFileSync(claudeFile, 'utf8')), claude, 'running it again changes nothing');
 
   const removed = await svc(['gates', 'uninstall'], env);
