@@ -19,7 +19,19 @@ export interface GateClientConfig {
 
 /** The hook gate's answer: a verdict, a request it could not read (always a block), or none. */
 export type HookGateAnswer =
-  | { readonly kind: 'verdict'; readonly verdict: 'allow' | 'block' | 'hold'; readonly code: string | null; readonly reason: string | null; readonly rule: string | null; readonly message: string | null; readonly holdId: string | null; readonly incidentId: string | null; readonly degraded: boolean }
+  | {
+      readonly kind: 'verdict';
+      readonly verdict: 'allow' | 'block' | 'hold';
+      readonly code: string | null;
+      readonly reason: string | null;
+      readonly rule: string | null;
+      /** Which check decided (`decide`, `wasm`, `mcp`, `dlp`, …). */
+      readonly source: string | null;
+      readonly message: string | null;
+      readonly holdId: string | null;
+      readonly incidentId: string | null;
+      readonly degraded: boolean;
+    }
   | { readonly kind: 'invalid'; readonly message: string }
   | { readonly kind: 'unavailable'; readonly reason: string };
 
@@ -91,7 +103,18 @@ export class GateClient {
       return { kind: 'unavailable', reason: `the hook gate answered ${status}${code ? ` ${String(code)}` : ''} without a verdict` };
     }
     const text = (k: string) => (typeof body[k] === 'string' ? (body[k] as string) : null);
-    return { kind: 'verdict', verdict, code: text('code'), reason: text('reason'), rule: text('rule'), message: text('message'), holdId: text('holdId'), incidentId: text('incidentId'), degraded: body.degraded === true };
+    return {
+      kind: 'verdict',
+      verdict,
+      code: text('code'),
+      reason: text('reason'),
+      rule: text('rule'),
+      source: text('source'),
+      message: text('message'),
+      holdId: text('holdId'),
+      incidentId: text('incidentId'),
+      degraded: body.degraded === true,
+    };
   }
 
   /** Reports gate decisions (POST /hook-events), best effort: a failure is dropped, never thrown. */

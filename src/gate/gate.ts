@@ -6,7 +6,7 @@ import type { GateClient, HookEventInput } from './client.js';
 import { chaosFromEnv, type ChaosRun } from './chaos.js';
 import { commandOf, isDeploy } from './commands.js';
 import { checkCommand, loadAllowlist } from './images.js';
-import { ARGUMENTS_SIZE_LIMIT, COMMAND_SIZE_LIMIT, READ_ONLY_TOOLS, SvcGateHold, SvcGateRefusal } from './refusals.js';
+import { ARGUMENTS_SIZE_LIMIT, COMMAND_SIZE_LIMIT, READ_ONLY_TOOLS, SvcGateEscalation, SvcGateHold, SvcGateRefusal } from './refusals.js';
 import { firstMatch, loadSnapshot, type GateRule, type Snapshot } from './snapshot.js';
 
 /** Seed 002 "Gate configuration". */
@@ -174,6 +174,12 @@ export class Gate {
     if (answer.verdict === 'hold') {
       const reason = answer.reason ?? 'a hold rule matched';
       throw new SvcGateHold(reason, answer.rule ?? 'hook_gate', answer.holdId, answer.incidentId, answer.message ?? undefined);
+    }
+    if (answer.verdict === 'block' && answer.source === 'decide') {
+      // A decide rule refused (DECIDE_REFUSED), or could not clear the call and no person can be asked (DECIDE_ESCALATED).
+      const reason = answer.reason ?? 'a decide rule refused the call.';
+      if (reason.startsWith('DECIDE_ESCALATED')) throw new SvcGateEscalation(reason, answer.rule ?? 'decide', answer.incidentId);
+      if (reason.startsWith('DECIDE_REFUSED')) throw new SvcGateRefusal('DECIDE_REFUSED', reason, answer.rule ?? 'decide', answer.incidentId, answer.message ?? undefined);
     }
     if (answer.verdict === 'block') {
       // The registry's own code when the registry refused; HOOK_GATE otherwise.

@@ -108,3 +108,23 @@ t.test('GateClient.fromEnv and the headers helper', async (t) => {
   t.equal(GateClient.fromEnv({ SVC_HOME: home, SVC_SESSION_ID: 's1', SVC_API_KEY: 'vk_env_key_12345678' }).apiKey, 'vk_env_key_12345678', 'the environment wins');
   t.same(svcHeaders({ harness: 'my-agent' }, { SVC_SESSION_ID: 's2', SVC_WORKSPACE_ID: 'ws_2' }), { 'x-svc-harness': 'my-agent', 'x-session-id': 's2', 'x-workspace-id': 'ws_2' });
 });
+
+t.test("decide rules through the hook gate: DECIDE_REFUSED, and DECIDE_ESCALATED thrown as the escalation class", async (t) => {
+  const { mkdir, writeFile } = await import('node:fs/promises');
+  const { writePin } = await import('../../src/decide/pins.js');
+  const { DROP_TABLE_RECORD, MODEL, pinFor, rule, startModel } = await import('../helpers/decide.js');
+  const { SvcGateEscalation } = await import('../../src/gate/index.js');
+  const model = await startModel(t);
+  await mkdir(join(cp.home, 'decide'), { recursive: true });
+  await writeFile(join(cp.home, 'decide', 'engine.json'), JSON.stringify({ url: model.url, model: MODEL }));
+  const drop = rule(DROP_TABLE_RECORD);
+  await writePin({ SVC_HOME: cp.home }, drop.record.id, pinFor(drop, MODEL)[drop.record.id]!);
+  t.equal((await api(cp, 'POST', '/policies', { token: owner.accessToken, body: { name: 'no-drops', decide_rules: [DROP_TABLE_RECORD] } })).status, 201);
+  model.setAnswers([{ match: 'DROP TABLE', pYes: 0.97 }, { match: 'TRUNCATE', pYes: 0.5 }]);
+  const psql = (sql: string, harness = 'sdk-test') => gate(client({ harness })).guard('bash', { command: `psql -c "${sql}"` });
+  t.match(await refusal(psql('DROP TABLE users')), { code: 'DECIDE_REFUSED', rule: 'no-prod-drop' });
+  const escalated = await refusal(psql('TRUNCATE users', 'ci'));
+  t.ok(escalated instanceof SvcGateEscalation);
+  t.match(escalated, { code: 'DECIDE_ESCALATED' });
+  t.equal(await refusal(psql('SELECT 1')), null);
+});
