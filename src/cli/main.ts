@@ -8,6 +8,7 @@ import { registerDecide } from './decide-command.js';
 import { registerDecisionCommands } from './decision-command.js';
 import { registerMcpCommands } from './mcp-command.js';
 import { registerGateCommands } from './gate-command.js';
+import { registerLoginCommands } from './login-command.js';
 
 function fail(err: unknown): never {
   const message = err instanceof StartupError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
@@ -58,5 +59,7 @@ registerDecisionCommands(program, fail);
 registerMcpCommands(program, fail);
 
 registerGateCommands(program, fail);
+
+registerLoginCommands(program, fail);
 
 program.parseAsync(process.argv).catch(fail);

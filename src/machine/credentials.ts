@@ -1,4 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { svcHome } from '../lib/paths.js';
@@ -9,6 +12,10 @@ export const storedCredentialsSchema = z.object({
   workspaceId: z.string().min(1).max(128).optional(),
   controlPlaneUrl: z.url({ protocol: /^https?$/ }).optional(),
   memberId: z.string().max(128).optional(),
+  email: z.string().max(320).optional(),
+  role: z.string().max(32).optional(),
+  /** The key `svc login` created for this machine (from an e-mail and password): revoked by `svc logout`. */
+  keyId: z.string().max(128).optional(),
 });
 export type StoredCredentials = z.infer<typeof storedCredentialsSchema>;
 
@@ -24,4 +31,18 @@ export function readStoredCredentials(env: NodeJS.ProcessEnv = process.env): Sto
   } catch {
     return null;
   }
+}
+
+/** Stores the credentials (0600, written atomically; the folder 0700). */
+export async function writeStoredCredentials(credentials: StoredCredentials, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const file = credentialsPath(env);
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+  const temp = `${file}.${randomBytes(4).toString('hex')}.tmp`;
+  await writeFile(temp, `${JSON.stringify(storedCredentialsSchema.parse(credentials), null, 2)}\n`, { mode: 0o600 });
+  await rename(temp, file);
+  return file;
+}
+
+export async function deleteStoredCredentials(env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  await rm(credentialsPath(env), { force: true });
 }
