@@ -9,6 +9,7 @@ import { registerDecisionCommands } from './decision-command.js';
 import { registerMcpCommands } from './mcp-command.js';
 import { registerGateCommands } from './gate-command.js';
 import { registerLoginCommands } from './login-command.js';
+import { registerExecCommand } from './exec-command.js';
 
 function fail(err: unknown): never {
   const message = err instanceof StartupError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
@@ -61,5 +62,7 @@ registerMcpCommands(program, fail);
 registerGateCommands(program, fail);
 
 registerLoginCommands(program, fail);
+
+registerExecCommand(program, fail);
 
 program.parseAsync(process.argv).catch(fail);
