@@ -9,7 +9,7 @@ import { GATE_DEADLINE_MS, SvcGateHold, SvcGateRefusal } from './refusals.js';
  * decision has GATE_DEADLINE_MS (one second under the harnesses' 10-second hook timeout).
  */
 
-export const HOOK_HARNESSES = ['claude-code', 'cursor'] as const;
+export const HOOK_HARNESSES = ['claude-code', 'cursor', 'gemini'] as const;
 export type HookHarness = (typeof HOOK_HARNESSES)[number];
 
 export interface HookAnswer {
@@ -44,7 +44,8 @@ function readCall(harness: HookHarness, stdin: string): Call | string {
   } catch {
     return 'the hook input is not JSON';
   }
-  if (harness === 'claude-code') {
+  if (harness === 'claude-code' || harness === 'gemini') {
+    // Gemini CLI's BeforeTool input has Claude Code's shape.
     const parsed = claudeInput.safeParse(json);
     if (!parsed.success) return `the hook input does not read: ${parsed.error.issues[0]?.message ?? 'invalid'}`;
     return { toolName: parsed.data.tool_name, toolInput: parsed.data.tool_input, sessionId: parsed.data.session_id, cwd: parsed.data.cwd };
@@ -74,6 +75,10 @@ function answer(harness: HookHarness, refusal: SvcGateRefusal | null): HookAnswe
   if (harness === 'cursor') {
     const body = refusal === null ? { permission: 'allow' } : { permission: 'deny', userMessage: refusal.message, agentMessage: refusal.message };
     return { exitCode: 0, stdout: JSON.stringify(body), stderr: '' };
+  }
+  if (harness === 'gemini') {
+    // Gemini CLI: `decision: deny` sends the reason to the agent as the tool's error; the turn goes on.
+    return refusal === null ? { exitCode: 0, stdout: '{}', stderr: '' } : { exitCode: 0, stdout: JSON.stringify({ decision: 'deny', reason: refusal.message }), stderr: '' };
   }
   if (refusal === null) return { exitCode: 0, stdout: '', stderr: '' };
   // A hold is denied, not asked: the person at the keyboard is the requester, who may not approve their own hold.

@@ -5,7 +5,7 @@ import { backupPath, readJsonConfig, restoreJsonConfig, writeJsonConfig, type Js
 import { SVC_COMMAND } from './mcp-install.js';
 
 /** Harnesses whose hook the gate is written into. */
-export const GATE_HARNESSES = ['claude-code', 'cursor', 'codex'] as const;
+export const GATE_HARNESSES = ['claude-code', 'cursor', 'gemini', 'codex'] as const;
 export type GateHarness = (typeof GATE_HARNESSES)[number];
 
 export interface GateTarget {
@@ -41,6 +41,7 @@ export function gateTargets(home: string, harnesses: readonly GateHarness[], pro
   const files: Record<GateHarness, string> = {
     'claude-code': join(base, '.claude', 'settings.json'),
     cursor: join(base, '.cursor', 'hooks.json'),
+    gemini: join(base, '.gemini', 'settings.json'),
     // A file of svc's own among Codex's exec-policy rules.
     codex: join(base, '.codex', 'rules', 'svc-gate.rules'),
   };
@@ -49,20 +50,28 @@ export function gateTargets(home: string, harnesses: readonly GateHarness[], pro
 
 type Groups = Array<{ matcher?: string; hooks?: Array<Record<string, unknown>> }>;
 
-/** Claude Code: one PreToolUse group for every tool, running the gate with the 10-second hook timeout. */
-function claudeCode(config: JsonObject, mode: 'install' | 'uninstall'): boolean {
+/** The matcher-group hook layout Claude Code (`PreToolUse`) and Gemini CLI (`BeforeTool`) share. */
+const GROUPED = {
+  'claude-code': { event: 'PreToolUse', group: () => ({ matcher: '*', hooks: [{ type: 'command', command: hookCommand('claude-code'), timeout: 10 }] }) },
+  // Gemini CLI's matcher is a regular expression and its timeout is in milliseconds.
+  gemini: { event: 'BeforeTool', group: () => ({ matcher: '.*', hooks: [{ type: 'command', name: 'svc-gate', command: hookCommand('gemini'), timeout: 10_000 }] }) },
+} as const;
+
+/** One hook group for every tool, running the gate with the 10-second hook timeout. */
+function grouped(config: JsonObject, mode: 'install' | 'uninstall', harness: 'claude-code' | 'gemini'): boolean {
+  const { event, group } = GROUPED[harness];
   const hooks = (typeof config.hooks === 'object' && config.hooks !== null ? config.hooks : {}) as Record<string, Groups>;
-  const groups: Groups = Array.isArray(hooks.PreToolUse) ? hooks.PreToolUse : [];
-  const present = groups.some((g) => g.hooks?.some((h) => ours(h.command, 'claude-code')));
+  const groups: Groups = Array.isArray(hooks[event]) ? hooks[event] : [];
+  const present = groups.some((g) => g.hooks?.some((h) => ours(h.command, harness)));
   if (mode === 'install') {
     if (present) return false;
-    config.hooks = { ...hooks, PreToolUse: [...groups, { matcher: '*', hooks: [{ type: 'command', command: hookCommand('claude-code'), timeout: 10 }] }] };
+    config.hooks = { ...hooks, [event]: [...groups, group()] };
     return true;
   }
   if (!present) return false;
-  const kept = groups.map((g) => ({ ...g, hooks: (g.hooks ?? []).filter((h) => !ours(h.command, 'claude-code')) })).filter((g) => g.hooks.length > 0);
-  const rest: Record<string, Groups> = { ...hooks, PreToolUse: kept };
-  if (kept.length === 0) delete rest.PreToolUse;
+  const kept = groups.map((g) => ({ ...g, hooks: (g.hooks ?? []).filter((h) => !ours(h.command, harness)) })).filter((g) => g.hooks.length > 0);
+  const rest: Record<string, Groups> = { ...hooks, [event]: kept };
+  if (kept.length === 0) delete rest[event];
   if (Object.keys(rest).length === 0) delete config.hooks;
   else config.hooks = rest;
   return true;
@@ -120,7 +129,7 @@ export async function rewriteGateHooks(
       }
       const existed = existsSync(file);
       const config = (await readJsonConfig(file)) ?? {};
-      const changed = harness === 'claude-code' ? claudeCode(config, mode) : cursor(config, mode);
+      const changed = harness === 'cursor' ? cursor(config, mode) : grouped(config, mode, harness);
       if (changed && !opts.dryRun) {
         if (mode === 'install') await writeJsonConfig(file, config);
         else if (Object.keys(config).length === 0 && !existsSync(backupPath(file))) await unlink(file);

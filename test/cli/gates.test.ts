@@ -34,6 +34,10 @@ t.test('gates install / uninstall: Claude Code and Cursor, idempotent, backups, 
   const { home } = sandbox(t);
   mkdirSync(join(home, '.claude'));
   mkdirSync(join(home, '.cursor'));
+  mkdirSync(join(home, '.gemini'));
+  const geminiFile = join(home, '.gemini', 'settings.json');
+  const geminiOriginal = '{"theme":"GitHub"}';
+  writeFileSync(geminiFile, geminiOriginal);
   const claudeFile = join(home, '.claude', 'settings.json');
   const original = '{\n    "model": "opus",\n    "hooks": { "PostToolUse": [ { "matcher": "Edit", "hooks": [ { "type": "command", "command": "prettier" } ] } ] }\n}\n';
   writeFileSync(claudeFile, original);
@@ -53,6 +57,7 @@ t.test('gates install / uninstall: Claude Code and Cursor, idempotent, backups, 
   t.ok(claude.hooks.PostToolUse, 'other hooks are kept');
   const cursor = JSON.parse(readFileSync(join(home, '.cursor', 'hooks.json'), 'utf8'));
   t.match(cursor, { version: 1, hooks: { beforeShellExecution: [{ command: /gate hook cursor$/ }], beforeMCPExecution: [{ command: /gate hook cursor$/ }] } });
+  t.match(JSON.parse(readFileSync(geminiFile, 'utf8')), { theme: 'GitHub', hooks: { BeforeTool: [{ matcher: '.*', hooks: [{ type: 'command', command: /gate hook gemini$/, timeout: 10000 }] }] } });
 
   const again = await svc(['gates', 'install'], env);
   t.match(again.stdout, /the gate is already there/);
@@ -63,6 +68,7 @@ t.test('gates install / uninstall: Claude Code and Cursor, idempotent, backups, 
   t.equal(readFileSync(claudeFile, 'utf8'), original, 'the original, byte for byte');
   t.notOk(existsSync(`${claudeFile}.svc-backup`));
   t.notOk(existsSync(join(home, '.cursor', 'hooks.json')), 'a file install created is removed');
+  t.equal(readFileSync(geminiFile, 'utf8'), geminiOriginal);
 
   writeFileSync(claudeFile, '{ not json');
   const broken = await svc(['gates', 'install', '--harness', 'claude-code'], env);
@@ -106,6 +112,9 @@ t.test('gates sync from the control plane, and the hook against it: refusals in 
   t.match(JSON.parse(cursor.stdout), { permission: 'deny', agentMessage: /destructive:rm-root/ });
   t.match(JSON.parse((await hook('cursor', JSON.stringify({ command: 'ls' }), env)).stdout), { permission: 'allow' });
   t.match((await hook('claude-code', '{"tool_input":{}}', env)).stderr, /HOOK_GATE: the hook input does not read/);
+  const gemini = (tool: string, input: object) => hook('gemini', JSON.stringify({ session_id: 'g1', hook_event_name: 'BeforeTool', tool_name: tool, tool_input: input, cwd: root }), env);
+  t.match(JSON.parse((await gemini('run_shell_command', { command: 'terraform destroy -auto-approve' })).stdout), { decision: 'deny', reason: /destructive:infra-teardown/ });
+  t.same(JSON.parse((await gemini('run_shell_command', { command: 'ls' })).stdout), {});
 
   const events = await cp.db.query<{ type: string; tool: string; session_id: string; harness: string }>("SELECT type, tool, session_id, harness FROM hook_events WHERE type <> 'snapshot_health' ORDER BY received_at, id");
   t.match(events.map((e) => [e.type, e.tool]), [
@@ -116,6 +125,8 @@ t.test('gates sync from the control plane, and the hook against it: refusals in 
     ['tool_allowed', 'Bash'],
     ['tool_blocked', 'Shell'],
     ['tool_allowed', 'Shell'],
+    ['tool_blocked', 'run_shell_command'],
+    ['tool_allowed', 'run_shell_command'],
   ]);
   t.equal(events[0]!.session_id, 'sess-hook');
   t.equal(events[0]!.harness, 'claude-code');
