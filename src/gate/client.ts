@@ -140,6 +140,13 @@ export class GateClient {
     return first === undefined ? null : { holdId: first.holdId };
   }
 
+  /** The SOP register's rules (GET /policy/resolve); throws when it cannot get them. */
+  async sopRules(): Promise<unknown[]> {
+    const answer = await this.call('GET', '/policy/resolve');
+    if (answer.status !== 200 || !Array.isArray(answer.body.rules)) throw new Error(`the control plane answered ${answer.status}`);
+    return answer.body.rules as unknown[];
+  }
+
   /** Records a hold (POST /decisions); throws when it cannot. */
   async recordHold(hold: { tool: string; rule: string; reason: string; arguments: unknown; argumentsSha256: string }): Promise<{ holdId: string; incidentId: string | null }> {
     const answer = await this.post('/decisions', { ...hold, source: 'gate', sessionId: this.sessionId || null, harness: this.harness.slice(0, 64), origin: 'gate' });

@@ -1,5 +1,7 @@
 import { argumentsSha256, canonicalJson } from '../lib/canonical-json.js';
+import { z } from 'zod';
 import { mcpRefusal, parseMcpToolName } from '../policy/mcp.js';
+import { compileSopRules, firstSopMatch, sopRuleSchema, type CompiledSopRule } from '../policy/sop-rules.js';
 import { svcHome } from '../lib/paths.js';
 import { join } from 'node:path';
 import type { GateClient, HookEventInput } from './client.js';
@@ -49,6 +51,7 @@ export { canonicalJson };
  */
 export class Gate {
   private snapshot: Promise<Snapshot> | null = null;
+  private sop: Promise<readonly CompiledSopRule[]> | null = null;
   /** This process's chaos run (SVC_CHAOS_PLAN), read on the first call; null: none. */
   private chaos: ChaosRun | null | undefined;
   private healthReported = false;
@@ -125,6 +128,13 @@ export class Gate {
       }
     }
 
+    // Tier 4: SOP rules with WHERE clauses (read-only tools skip it; fetched once per process; fails open).
+    if (!readOnly && this.client !== null && this.config.useSopRules !== false) {
+      const sop = firstSopMatch(await this.sopRules(events), toolName, toolInput);
+      if (sop !== undefined && sop.action === 'block') throw new SvcGateRefusal('SOP_RULE', `the ${toolName} tool call was blocked by SOP rule ${sop.id}: ${sop.reason}. It was not run.`, sop.id);
+      if (sop !== undefined) await this.hold({ verb: 'hold', id: sop.id, tools: sop.tools, reason: sop.reason }, toolName, toolInput, events);
+    }
+
     // Tier 5: image integrity on deploy commands (fails closed).
     if (command !== null && isDeploy(command)) {
       const allowlist = await loadAllowlist(this.config.allowlistPath ?? '.svc/image-allowlist.json', this.repoRoot);
@@ -188,6 +198,21 @@ export class Gate {
     }
   }
 
+  /** The SOP register's rules, fetched once; none (the tier fails open) when they cannot be fetched or read. */
+  private sopRules(events: HookEventInput[]): Promise<readonly CompiledSopRule[]> {
+    this.sop ??= this.client!.sopRules().then(
+      (rules) => {
+        const parsed = z.array(sopRuleSchema).safeParse(rules.map((r) => (typeof r === 'object' && r !== null ? Object.fromEntries(Object.entries(r).filter(([k]) => k !== 'policyId' && k !== 'policyName')) : r)));
+        return parsed.success ? compileSopRules(parsed.data) : [];
+      },
+      () => {
+        events.push({ type: 'snapshot_health', tier: 'sop_rules', problem: 'the SOP rules could not be fetched: the tier is open' });
+        return [];
+      },
+    );
+    return this.sop;
+  }
+
   private loadedSnapshot(events: HookEventInput[]): Promise<Snapshot> {
     this.snapshot ??= loadSnapshot(this.config.snapshotPath ?? join(svcHome(this.env), 'hooks', 'policy-snapshot.rules'), this.config.workspaceId ?? this.client?.workspaceId ?? '');
     return this.snapshot.then((snapshot) => {
@@ -206,6 +231,7 @@ function tierOf(code: string): string {
   if (code === 'COMMAND_TOO_LARGE') return 'size';
   if (code === 'SSO_GROUP') return 'sso';
   if (code === 'SNAPSHOT' || code === 'HELD') return 'snapshot';
+  if (code === 'SOP_RULE') return 'sop_rules';
   if (code.startsWith('SERVER_') || code === 'TOOL_DISABLED' || code === 'POLICY_SNAPSHOT_UNVERIFIED') return 'mcp';
   if (code.startsWith('E_')) return 'image';
   return 'hook_gate';

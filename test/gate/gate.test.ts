@@ -128,3 +128,37 @@ t.test("decide rules through the hook gate: DECIDE_REFUSED, and DECIDE_ESCALATED
   t.match(escalated, { code: 'DECIDE_ESCALATED' });
   t.equal(await refusal(psql('SELECT 1')), null);
 });
+
+t.test('tier 4, the SOP register: rules with WHERE clauses from GET /policy/resolve, fetched once, failing open', async (t) => {
+  const bad = await api(cp, 'POST', '/policies', { token: owner.accessToken, body: { name: 'broken-sop', sop_rules: [{ id: 'x', action: 'block', where: "command LIKE 'x'", reason: 'r' }] } });
+  t.equal(bad.status, 400);
+  t.match(bad.body.error.message, /WHERE clause does not read/);
+  const created = await api(cp, 'POST', '/policies', {
+    token: owner.accessToken,
+    body: {
+      name: 'prod-guard',
+      sop_rules: [
+        { id: 'no-prod-db', action: 'block', tools: ['Bash'], where: "command CONTAINS 'prod-db'", reason: 'agents do not touch the production database' },
+        { id: 'big-batch', action: 'require_approval', tools: ['*'], where: 'count > 100', reason: 'a batch this big needs review' },
+      ],
+    },
+  });
+  t.equal(created.status, 201);
+  t.match((await api(cp, 'GET', '/policy/resolve', { token: dev.apiKey })).body.rules, [{ id: 'no-prod-db', policyName: 'prod-guard' }, { id: 'big-batch' }]);
+
+  const g = gate();
+  t.match(await refusal(g.guard('Bash', { command: 'psql -h prod-db.internal' })), { code: 'SOP_RULE', rule: 'no-prod-db', message: /^\[Svc Governance\] BLOCKED: SOP_RULE: the Bash tool call was blocked by SOP rule no-prod-db/ });
+  const held = await refusal(g.guard('import_rows', { count: 500 }));
+  t.ok(held instanceof SvcGateHold);
+  t.match(held, { rule: 'big-batch', holdId: /^hold_/ });
+  t.equal(await refusal(g.guard('import_rows', { count: 5 })), null);
+  t.equal(await refusal(g.guard('read_file', { path: 'prod-db.conf' })), null, 'read-only tools skip the tier');
+
+  await api(cp, 'POST', `/policies/${created.body.id}/disable`, { token: owner.accessToken });
+  t.match(await refusal(g.guard('Bash', { command: 'psql -h prod-db.internal' })), { code: 'SOP_RULE' }, 'fetched once per process: the gate keeps what it read');
+  t.equal(await refusal(gate().guard('Bash', { command: 'psql -h prod-db.internal' })), null, 'a new process reads the register again');
+
+  const down = `http://127.0.0.1:${await freePort()}`;
+  const offline = new Gate({ repoRoot: dir, snapshotPath, useHookGate: false }, client({ baseUrl: down }));
+  t.equal(await refusal(offline.guard('Bash', { command: 'psql -h prod-db.internal' })), null, 'no register to fetch: the tier fails open');
+});

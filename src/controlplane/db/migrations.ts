@@ -360,6 +360,10 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (workspace_id, daemon_id)
   );
   `,
+  `
+  ALTER TABLE policies ADD COLUMN sop_rules jsonb NOT NULL DEFAULT '[]';
+  ALTER TABLE policy_versions ADD COLUMN sop_rules jsonb NOT NULL DEFAULT '[]';
+  `,
 ];
 
 export async function migrate(db: Database): Promise<void> {

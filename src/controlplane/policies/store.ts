@@ -9,6 +9,7 @@ interface PolicyRow {
   name: string;
   description: string | null;
   decide_rules: PolicyContent['decide_rules'];
+  sop_rules: PolicyContent['sop_rules'];
   enabled: boolean;
   version: number;
   created_at: Date;
@@ -20,6 +21,7 @@ interface VersionRow {
   name: string;
   description: string | null;
   decide_rules: PolicyContent['decide_rules'];
+  sop_rules: PolicyContent['sop_rules'];
   change: string;
   member_id: string | null;
   created_at: Date;
@@ -28,7 +30,7 @@ interface VersionRow {
 /** What changed a policy's content: each one records a new version. */
 type ContentChange = 'create' | 'update' | 'rollback';
 
-const COLUMNS = 'id, name, description, decide_rules, enabled, version, created_at, updated_at';
+const COLUMNS = 'id, name, description, decide_rules, sop_rules, enabled, version, created_at, updated_at';
 
 export function policyView(row: PolicyRow) {
   return {
@@ -36,6 +38,7 @@ export function policyView(row: PolicyRow) {
     name: row.name,
     description: row.description,
     decide_rules: row.decide_rules,
+    sop_rules: row.sop_rules,
     enabled: row.enabled,
     version: row.version,
     createdAt: row.created_at.toISOString(),
@@ -49,6 +52,7 @@ export function versionView(row: VersionRow) {
     name: row.name,
     description: row.description,
     decide_rules: row.decide_rules,
+    sop_rules: row.sop_rules,
     change: row.change,
     memberId: row.member_id,
     createdAt: row.created_at.toISOString(),
@@ -77,16 +81,16 @@ export async function policyVersions(q: Queryable, workspaceId: string, policyId
   const [known] = await q.query('SELECT 1 FROM policies WHERE workspace_id = $1 AND id = $2', [workspaceId, policyId]);
   if (known === undefined) throw new NotFoundError(`No policy ${policyId} in this workspace.`);
   const rows = await q.query<VersionRow>(
-    'SELECT version, name, description, decide_rules, change, member_id, created_at FROM policy_versions WHERE policy_id = $1 ORDER BY version DESC',
+    'SELECT version, name, description, decide_rules, sop_rules, change, member_id, created_at FROM policy_versions WHERE policy_id = $1 ORDER BY version DESC',
     [policyId],
   );
   return rows.map(versionView);
 }
 
 export async function policyVersion(q: Queryable, policyId: string, version: number): Promise<PolicyContent> {
-  const [row] = await q.query<VersionRow>('SELECT name, description, decide_rules FROM policy_versions WHERE policy_id = $1 AND version = $2', [policyId, version]);
+  const [row] = await q.query<VersionRow>('SELECT name, description, decide_rules, sop_rules FROM policy_versions WHERE policy_id = $1 AND version = $2', [policyId, version]);
   if (row === undefined) throw new NotFoundError(`Policy ${policyId} has no version ${version}.`);
-  return { name: row.name, description: row.description, decide_rules: row.decide_rules };
+  return { name: row.name, description: row.description, decide_rules: row.decide_rules, sop_rules: row.sop_rules };
 }
 
 const nameTaken = (name: string) => new ConflictError('POLICY_NAME_EXISTS', `A policy named '${name}' already exists in this workspace.`);
@@ -116,27 +120,29 @@ export async function writePolicyContent(
   const before = policyId === null ? null : await livePolicy(tx, actor.workspaceId, policyId);
   await checkClashes(tx, actor.workspaceId, content, policyId);
   const rules = JSON.stringify(content.decide_rules);
+  const sopRules = JSON.stringify(content.sop_rules);
   const write =
     policyId === null
       ? tx.query<PolicyRow>(
-          `INSERT INTO policies (id, workspace_id, name, description, decide_rules, version) VALUES ($1, $2, $3, $4, $5, 1) RETURNING ${COLUMNS}`,
-          [newId.policy(), actor.workspaceId, content.name, content.description, rules],
+          `INSERT INTO policies (id, workspace_id, name, description, decide_rules, sop_rules, version) VALUES ($1, $2, $3, $4, $5, $6, 1) RETURNING ${COLUMNS}`,
+          [newId.policy(), actor.workspaceId, content.name, content.description, rules, sopRules],
         )
       : tx.query<PolicyRow>(
-          `UPDATE policies SET name = $3, description = $4, decide_rules = $5, version = version + 1, updated_at = now()
+          `UPDATE policies SET name = $3, description = $4, decide_rules = $5, sop_rules = $6, version = version + 1, updated_at = now()
            WHERE workspace_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING ${COLUMNS}`,
-          [actor.workspaceId, policyId, content.name, content.description, rules],
+          [actor.workspaceId, policyId, content.name, content.description, rules, sopRules],
         );
   const [row] = await write.catch((err: unknown) => {
     if (isUniqueViolation(err)) throw nameTaken(content.name);
     throw err;
   });
-  await tx.query('INSERT INTO policy_versions (policy_id, version, name, description, decide_rules, change, member_id) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
+  await tx.query('INSERT INTO policy_versions (policy_id, version, name, description, decide_rules, sop_rules, change, member_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)', [
     row!.id,
     row!.version,
     content.name,
     content.description,
     rules,
+    sopRules,
     change,
     actor.memberId,
   ]);
@@ -166,6 +172,6 @@ export async function deletePolicy(tx: Queryable, actor: { workspaceId: string; 
 }
 
 function audit(tx: Queryable, actor: { workspaceId: string; memberId: string }, policyId: string, action: string, before: PolicyView | null, after: PolicyView | null) {
-  const brief = (p: PolicyView | null) => p && { name: p.name, version: p.version, enabled: p.enabled, rules: p.decide_rules.map((r) => r.id) };
+  const brief = (p: PolicyView | null) => p && { name: p.name, version: p.version, enabled: p.enabled, rules: p.decide_rules.map((r) => r.id), sopRules: p.sop_rules.map((r) => r.id) };
   return recordConfigChange(tx, { ...actor, key: `policies.${policyId}`, action, before: brief(before), after: brief(after) });
 }

@@ -18,6 +18,15 @@ function toggle(enabled: boolean): Route {
 }
 
 export const policyRoutes: Route[] = [
+  route.authed('A', {
+    method: 'GET',
+    path: '/policy/resolve',
+    summary: "The workspace's active rules: the SOP rules (blocks and holds with WHERE clauses) of its enabled policies, which gates fetch once per process",
+    handler: async ({ services, principal }) => {
+      const policies = await livePolicies(services.db, principal.workspaceId, true);
+      return { body: { rules: policies.flatMap((p) => p.sop_rules.map((r) => ({ ...r, policyId: p.id, policyName: p.name }))) } };
+    },
+  }),
   route.authed('OAE', {
     method: 'GET',
     path: '/policies',
@@ -28,10 +37,10 @@ export const policyRoutes: Route[] = [
     method: 'POST',
     path: '/policies',
     statuses: [201, 400, 401, 403, 409],
-    summary: 'Create a policy (version 1): a name, a description and decide rules gateways enforce while it is enabled',
+    summary: 'Create a policy (version 1): a name, a description, decide rules gateways enforce and SOP rules gates apply while it is enabled',
     body: policyCreateBody,
     handler: async ({ services, principal, body }) => {
-      const content = { name: body.name, description: body.description ?? null, decide_rules: body.decide_rules };
+      const content = { name: body.name, description: body.description ?? null, decide_rules: body.decide_rules, sop_rules: body.sop_rules };
       const { result } = await services.changeConfig(principal.workspaceId, (tx) => writePolicyContent(tx, actorOf(principal), null, content, 'create'));
       return { status: 201, body: result };
     },
@@ -40,7 +49,7 @@ export const policyRoutes: Route[] = [
     method: 'PUT',
     path: '/policies/:policyId',
     statuses: [200, 400, 401, 403, 404, 409],
-    summary: 'Change some of a policy\'s name, description and decide rules; records the next version',
+    summary: 'Change some of a policy\'s name, description, decide rules and SOP rules; records the next version',
     body: policyUpdateBody,
     handler: async ({ services, principal, params, body }) => {
       const { result } = await services.changeConfig(principal.workspaceId, async (tx) => {
@@ -49,6 +58,7 @@ export const policyRoutes: Route[] = [
           name: body.name ?? current.name,
           description: body.description === undefined ? current.description : body.description,
           decide_rules: body.decide_rules ?? current.decide_rules,
+          sop_rules: body.sop_rules ?? current.sop_rules,
         };
         return writePolicyContent(tx, actorOf(principal), current.id, content, 'update');
       });
