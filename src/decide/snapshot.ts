@@ -35,6 +35,8 @@ export interface BlockLine {
   readonly actions?: readonly string[];
   /** A destructive-command rule (`SVC_GUARD_DISABLE=1` skips these). */
   readonly destructive?: boolean;
+  /** A SOP rule's WHERE clause over the tool's input (src/policy/where.ts). */
+  readonly where?: string;
 }
 
 function upgradeReason(what: string): string {
@@ -108,6 +110,7 @@ export function parseBlockLine(json: string): BlockLine | null {
       ...(strings(v.phrases) ? { phrases: v.phrases } : {}),
       ...(strings(v.actions) ? { actions: v.actions } : {}),
       ...(v.destructive === true ? { destructive: true } : {}),
+      ...(typeof v.where === 'string' ? { where: v.where } : {}),
     };
   } catch {
     return null;

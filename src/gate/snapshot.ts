@@ -6,6 +6,7 @@ import { decideSnapshotLines, parseBlockLine, readSnapshot, type BlockLine, type
 import type { UnreadableLine } from '../decide/sop-loader.js';
 import type { McpServerView } from '../policy/mcp-registry.js';
 import type { McpPolicy } from '../policy/mcp.js';
+import { matchesWhere, parseWhere, type WhereNode } from '../policy/where.js';
 import { ACTIONS, commandOf, matchesPhrase, performsAction, type Action } from './commands.js';
 
 /**
@@ -117,9 +118,34 @@ export function parseRules(text: string): GateRule[] {
   return rules;
 }
 
-/** Whether a rule applies to the call: its tool (or any tool, `*`), then its phrases or actions on the command the call runs. */
+const clauses = new Map<string, WhereNode | null>();
+
+/** A rule's clause, parsed once; null (the rule never applies) when it does not read. */
+function clauseOf(where: string): WhereNode | null {
+  if (!clauses.has(where)) {
+    let node: WhereNode | null = null;
+    try {
+      node = parseWhere(where);
+    } catch {
+      node = null;
+    }
+    if (clauses.size > 10_000) clauses.clear();
+    clauses.set(where, node);
+  }
+  return clauses.get(where)!;
+}
+
+/**
+ * Whether a rule applies to the call: its tool (or any tool, `*`), its WHERE clause over the input,
+ * then its phrases or actions on the command the call runs.
+ */
 function applies(rule: BlockLine, toolName: string, input: unknown): boolean {
   if (!rule.tools.includes(toolName) && !rule.tools.includes('*')) return false;
+  if (rule.where !== undefined) {
+    const clause = clauseOf(rule.where);
+    if (clause === null || !matchesWhere(clause, { tool: toolName, input })) return false;
+    if (rule.phrases === undefined && rule.actions === undefined) return true;
+  }
   const phrases = rule.phrases ?? [];
   const actions = (rule.actions ?? []).filter((a): a is Action => (ACTIONS as readonly string[]).includes(a));
   if (phrases.length === 0 && actions.length === 0) return rule.tools.includes(toolName);

@@ -10,6 +10,7 @@ import { loadRules } from '../decide/sop-loader.js';
 import { svcHome } from '../lib/paths.js';
 import type { McpServerView } from '../policy/mcp-registry.js';
 import { parseBlockLine } from '../decide/snapshot.js';
+import type { SopRule } from '../policy/sop-rules.js';
 import { compileSnapshot, type GateRule } from './snapshot.js';
 
 /** Where the gate reads its snapshot. */
@@ -65,6 +66,8 @@ export interface SnapshotSources {
   readonly workspaceId: string;
   readonly settings: WorkspaceSettings;
   readonly mcpServers: Readonly<Record<string, McpServerView>>;
+  /** The SOP register's rules (from the control plane). */
+  readonly registerRules?: readonly GateRule[];
   /** The folder whose `.svc/sops/` holds SOP rules and decide rules. */
   readonly root: string;
   readonly env: NodeJS.ProcessEnv;
@@ -77,7 +80,7 @@ export async function writeSnapshot(sources: SnapshotSources, out: string): Prom
     workspaceId: sources.workspaceId,
     settings: sources.settings,
     mcpServers: sources.mcpServers,
-    rules,
+    rules: [...rules, ...(sources.registerRules ?? [])],
     memberGroups: null,
     decide: { rules: decide.rules.map((rule) => ({ rule, stamp: stampFor(rule, pins, engine.model) })), unreadable: decide.unreadable },
   });
@@ -85,19 +88,25 @@ export async function writeSnapshot(sources: SnapshotSources, out: string): Prom
   const temp = `${out}.${randomBytes(4).toString('hex')}.tmp`;
   await writeFile(temp, text, { mode: 0o600 });
   await rename(temp, out);
-  return { path: out, rules: rules.length };
+  return { path: out, rules: rules.length + (sources.registerRules?.length ?? 0) };
 }
 
-/** The snapshot's sources from the control plane: the workspace's settings and MCP registry. */
-export async function controlPlaneSources(api: ControlPlaneApi): Promise<Pick<SnapshotSources, 'workspaceId' | 'settings' | 'mcpServers'>> {
-  const [settings, servers] = await Promise.all([
+/** The snapshot's sources from the control plane: the workspace's settings, MCP registry and the SOP register's hold rules. */
+export async function controlPlaneSources(api: ControlPlaneApi): Promise<Pick<SnapshotSources, 'workspaceId' | 'settings' | 'mcpServers' | 'registerRules'>> {
+  const [settings, servers, register] = await Promise.all([
     api.json<{ workspaceId: string; settings: WorkspaceSettings }>('GET', '/workspace/settings'),
     api.json<{ servers: Array<{ name: string } & McpServerView> }>('GET', '/mcp/servers'),
+    api.json<{ rules: Array<SopRule & { policyId: string }> }>('GET', '/policy/resolve'),
   ]);
   return {
     workspaceId: settings.workspaceId,
     settings: settings.settings,
     mcpServers: Object.fromEntries(servers.servers.map((s) => [s.name, { status: s.status, disabledTools: s.disabledTools }])),
+    // A REQUIRE_APPROVAL rule of the register is also a hold rule of the snapshot (seed 002 rule 5), so it holds offline
+    // too; the register's block rules are tier 4's (SOP_RULE), asked of the control plane.
+    registerRules: register.rules
+      .filter((r) => r.action === 'require_approval')
+      .map((r) => ({ verb: 'hold' as const, id: r.id, tools: r.tools, reason: r.reason, ...(r.where === undefined ? {} : { where: r.where }) })),
   };
 }
 

@@ -130,4 +130,17 @@ t.test('gates sync from the control plane, and the hook against it: refusals in 
   ]);
   t.equal(events[0]!.session_id, 'sess-hook');
   t.equal(events[0]!.harness, 'claude-code');
+
+  // The SOP register's REQUIRE_APPROVAL rules travel in the snapshot: held even with no client.
+  const policy = await api(cp, 'POST', '/policies', {
+    token: owner.accessToken,
+    body: { name: 'batches', sop_rules: [{ id: 'big-batch', action: 'require_approval', where: 'count > 100', reason: 'a batch this big needs review' }] },
+  });
+  t.equal(policy.status, 201);
+  t.match((await svc(['gates', 'sync', '--root', root], env)).stdout, /\(2 SOP rule\(s\)\)/);
+  t.match(readFileSync(join(svcHome, 'hooks', 'policy-snapshot.rules'), 'utf8'), /^hold \{"id":"big-batch".*"where":"count > 100"\}$/m);
+  const offline = { SVC_HOME: svcHome, SVC_WORKSPACE_ID: owner.workspaceId };
+  const batch = await hook('claude-code', JSON.stringify({ session_id: 's', tool_name: 'import_rows', tool_input: { count: 500 } }), offline);
+  t.match(JSON.parse(batch.stdout), { hookSpecificOutput: { permissionDecision: 'deny', permissionDecisionReason: /^\[Svc Governance\] HELD: .*rule big-batch.*no hold id could be recorded/ } });
+  t.same((await hook('claude-code', JSON.stringify({ session_id: 's', tool_name: 'import_rows', tool_input: { count: 5 } }), offline)).stdout, '');
 });
