@@ -4,27 +4,14 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { ControlPlaneApi } from '../config/control-plane-api.js';
 import { describeZodError } from '../config/runtime.js';
-import { HOOK_HARNESSES, runHook, type HookHarness } from '../gate/hook.js';
+import { HOOK_HARNESSES } from '../gate/hook.js';
+import { runHookCommand } from './gate-hook-command.js';
 import { codexRules as compileCodexRules } from '../gate/codex-rules.js';
 import { loadSnapshot } from '../gate/snapshot.js';
 import { configFileSources, controlPlaneSources, snapshotPath, writeSnapshot } from '../gate/sync.js';
 import { ConfigError } from '../lib/errors.js';
 import { detectGateHarnesses, GATE_HARNESSES, gateTargets, rewriteGateHooks, type GateChange } from '../machine/gates-install.js';
 import { readStoredCredentials } from '../machine/credentials.js';
-
-/** A hook's input past this is refused unread (a tool call's arguments are bounded at 1 MiB, its command at 256 KiB). */
-const MAX_HOOK_INPUT = 4 * 1024 * 1024;
-
-async function readStdin(): Promise<string | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_HOOK_INPUT) return null;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 const installFlags = z.object({ harness: z.array(z.enum(GATE_HARNESSES)).min(1).optional(), project: z.string().min(1).optional(), dryRun: z.boolean() });
 
@@ -61,18 +48,7 @@ export function registerGateCommands(program: Command, fail: (err: unknown) => n
     .command('hook')
     .description(`run the gate as a harness's pre-tool hook: the call on stdin, the answer in the harness's hook protocol (${HOOK_HARNESSES.join(', ')})`)
     .argument('<harness>', HOOK_HARNESSES.join(' or '))
-    .action(async (harness: string) => {
-      if (!(HOOK_HARNESSES as readonly string[]).includes(harness)) fail(new ConfigError(`unknown harness '${harness}': ${HOOK_HARNESSES.join(' or ')}`));
-      try {
-        const stdin = await readStdin();
-        const answer = await runHook(harness as HookHarness, stdin ?? '', process.env);
-        if (answer.stdout !== '') process.stdout.write(`${answer.stdout}\n`);
-        if (answer.stderr !== '') process.stderr.write(`${answer.stderr}\n`);
-        process.exit(answer.exitCode);
-      } catch (err) {
-        fail(err);
-      }
-    });
+    .action((harness: string) => runHookCommand(harness));
 
   const gates = program.command('gates').description("the gate hooks of this machine's harnesses and the policy snapshot they read");
   for (const mode of ['install', 'uninstall'] as const) {

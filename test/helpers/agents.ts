@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -36,8 +37,14 @@ export function outcome(run: AgentRun): string {
  * A temp folder for one harness run: `home` (its HOME), `work` (its working directory) and room for
  * anything else a test needs (a bare remote). Removed when the test ends.
  */
+/**
+ * Where agent sandboxes live: outside /tmp, because Codex's Linux sandbox (bubblewrap, when the
+ * machine has it) gives the command a private /tmp, and a work dir under /tmp would vanish there.
+ */
+const AGENT_BASE = existsSync('/var/tmp') ? '/var/tmp' : tmpdir();
+
 export async function agentSandbox(t: Teardown): Promise<{ root: string; home: string; work: string }> {
-  const root = await mkdtemp(join(tmpdir(), 'svc-agent-'));
+  const root = await mkdtemp(join(AGENT_BASE, 'svc-agent-'));
   t.teardown(() => rm(root, { recursive: true, force: true }));
   const home = join(root, 'home');
   const work = join(root, 'work');

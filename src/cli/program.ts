@@ -1,0 +1,67 @@
+import { Command } from 'commander';
+import { StartupError } from '../lib/errors.js';
+import { VERSION } from '../lib/version.js';
+import type { ControlPlaneFlags } from './controlplane-command.js';
+import { registerPolicyCommands } from './policy-command.js';
+import { registerDecide } from './decide-command.js';
+import { registerDecisionCommands } from './decision-command.js';
+import { registerMcpCommands } from './mcp-command.js';
+import { registerGateCommands } from './gate-command.js';
+import { registerLoginCommands } from './login-command.js';
+import { registerExecCommand } from './exec-command.js';
+
+function fail(err: unknown): never {
+  const message = err instanceof StartupError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
+  process.stderr.write(`svc: ${message}\n`);
+  process.exit(2);
+}
+
+// The servers are loaded only by their own commands, so short-lived commands (an MCP wrapper a
+// harness starts, `svc decision`) do not pay for the proxy's and control plane's modules.
+const program = new Command();
+program.name('svc').description('A governed gateway for AI coding agents.').version(VERSION);
+
+program
+  .command('proxy')
+  .description('run the data-plane proxy (OpenAI- and Anthropic-compatible) on port 4000')
+  .option('--port <port>', 'port to listen on (SVC_PROXY_PORT, default 4000)')
+  .option('--host <host>', 'address to bind (SVC_PROXY_HOST, default 127.0.0.1)')
+  .option('--config <file>', 'JSON config file (SVC_CONFIG)')
+  .option('--upstream-url <url>', 'send every provider\'s traffic to this base URL (SVC_UPSTREAM_URL)')
+  .option('--threads <n>', 'policy worker threads (SVC_THREADS, default cores - 1)')
+  .option('--valkey-url <url>', 'Redis/Valkey URL of the shared store (SVC_VALKEY_URL)')
+  .option('--control-plane-url <url>', 'take the config from this control plane and ship traces to it (SVC_CONTROL_PLANE_URL)')
+  .option('--api-key <vk_key>', 'the workspace key the proxy uses with the control plane (SVC_API_KEY)')
+  .option('--gateway-id <id>', 'the gateway to sync as; without it one is registered and remembered (SVC_GATEWAY_ID)')
+  .action((opts: Record<string, string | undefined>) => import('./proxy-command.js').then(({ runProxy }) => runProxy(opts)).catch(fail));
+
+program
+  .command('controlplane')
+  .description('run the thin control plane (REST API under /api/v1, config push to gateways) on port 3001')
+  .option('--port <port>', 'port to listen on (SVC_CONTROLPLANE_PORT, default 3001)')
+  .option('--host <host>', 'address to bind (SVC_CONTROLPLANE_HOST, default 127.0.0.1)')
+  .option('--database-url <url>', 'PostgreSQL instead of the embedded database under ~/.svc/controlplane (DATABASE_URL)')
+  .option('--no-signup', 'switch sign-up off: signup and register answer 503 SIGNUP_DISABLED (SVC_SIGNUP_ENABLED=false)')
+  .option('--provider-base-url <url>', "check provider credentials against this base URL instead of each provider's own (SVC_PROVIDER_BASE_URL)")
+  .option('--allow-private-upstreams', 'let credential checks, webhooks and SIEM destinations call loopback, private and link-local addresses and use cleartext, never metadata addresses (SVC_ALLOW_PRIVATE_UPSTREAMS=true)')
+  .option('--valkey-url <url>', 'Redis/Valkey shared by control planes for the sign-in throttles (SVC_VALKEY_URL)')
+  .option('--mail-transport <kind>', 'where verification mail goes: file (the outbox under SVC_HOME, default), console or smtp (SVC_MAIL_TRANSPORT)')
+  .option('--smtp-url <url>', 'SMTP server for mail, smtp(s)://user:pass@host:port (SVC_SMTP_URL)')
+  .option('--mail-from <address>', 'sender of verification mail (SVC_MAIL_FROM)')
+  .action((opts: ControlPlaneFlags) => import('./controlplane-command.js').then(({ runControlPlane }) => runControlPlane(opts)).catch(fail));
+
+registerDecide(program, fail);
+
+registerPolicyCommands(program, fail);
+
+registerDecisionCommands(program, fail);
+
+registerMcpCommands(program, fail);
+
+registerGateCommands(program, fail);
+
+registerLoginCommands(program, fail);
+
+registerExecCommand(program, fail);
+
+program.parseAsync(process.argv).catch(fail);
