@@ -9,6 +9,7 @@ import { registerMcpCommands } from './mcp-command.js';
 import { registerGateCommands } from './gate-command.js';
 import { registerLoginCommands } from './login-command.js';
 import { registerExecCommand } from './exec-command.js';
+import { registerConnectCommands } from './connect-command.js';
 
 function fail(err: unknown): never {
   const message = err instanceof StartupError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
@@ -63,5 +64,7 @@ registerGateCommands(program, fail);
 registerLoginCommands(program, fail);
 
 registerExecCommand(program, fail);
+
+registerConnectCommands(program, fail);
 
 program.parseAsync(process.argv).catch(fail);

@@ -18,4 +18,5 @@ export const newId = {
   delivery: () => 'dlv_' + ulid(),
   siemDestination: () => 'siem_' + ulid(),
   siemEntry: () => 'sq_' + ulid(),
+  device: () => 'dev_' + ulid(),
 };

@@ -4,9 +4,9 @@ import type { Services } from './services.js';
 
 /**
  * Who may call a route: P public, A any member (access token or vk_ key), OA owner or admin,
- * OAE owner, admin or EM, SESSION a login session (access token only).
+ * OAE owner, admin or EM, OAED any member but a viewer, SESSION a login session (access token only).
  */
-export type Access = 'P' | 'A' | 'OA' | 'OAE' | 'SESSION';
+export type Access = 'P' | 'A' | 'OA' | 'OAE' | 'OAED' | 'SESSION';
 
 /** Who is calling, as the connection shows it (never a forwarded-for header, which anyone can write). */
 export interface ClientInfo {

@@ -235,7 +235,10 @@ export class ControlPlaneServer {
       res.writeStatus(`${reply.status} ${STATUS_TEXT[reply.status] ?? ''}`.trim());
       for (const [name, value] of Object.entries(reply.headers)) res.writeHeader(name, value);
       if (reply.status === 304 || reply.body === undefined) res.endWithoutBody(0, close);
-      else {
+      else if (typeof reply.body === 'string' && reply.headers['content-type'] !== undefined) {
+        // A download (CSV) whose route set its own content type.
+        res.end(reply.body, close);
+      } else {
         res.writeHeader('content-type', 'application/json');
         res.end(JSON.stringify(reply.body), close);
       }

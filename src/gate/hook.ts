@@ -1,4 +1,7 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { z } from 'zod';
+import { svcHome } from '../lib/paths.js';
 import { GateClient } from './client.js';
 import { Gate } from './gate.js';
 import { GATE_DEADLINE_MS, SvcGateHold, SvcGateRefusal } from './refusals.js';
@@ -11,6 +14,25 @@ import { GATE_DEADLINE_MS, SvcGateHold, SvcGateRefusal } from './refusals.js';
 
 export const HOOK_HARNESSES = ['claude-code', 'cursor', 'gemini'] as const;
 export type HookHarness = (typeof HOOK_HARNESSES)[number];
+
+/** The last gate event of a harness on this machine (read by the inventory): when, and when with guards disabled. */
+export function gateEventFile(env: NodeJS.ProcessEnv, harness: string): string {
+  return join(svcHome(env), 'events', `last-${harness}.json`);
+}
+
+async function recordGateEvent(env: NodeJS.ProcessEnv, harness: HookHarness): Promise<void> {
+  const file = gateEventFile(env, harness);
+  const at = new Date().toISOString();
+  let previous: { guardsDisabledAt?: string } = {};
+  try {
+    previous = JSON.parse(await readFile(file, 'utf8')) as typeof previous;
+  } catch {
+    // The first event.
+  }
+  const guardsDisabledAt = env.SVC_GUARD_DISABLE === '1' ? at : previous.guardsDisabledAt;
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+  await writeFile(file, JSON.stringify({ at, ...(guardsDisabledAt === undefined ? {} : { guardsDisabledAt }) }));
+}
 
 export interface HookAnswer {
   readonly exitCode: number;
@@ -117,6 +139,7 @@ export async function runHook(harness: HookHarness, stdin: string, env: NodeJS.P
   const refusal = await Promise.race([decided, deadline]);
   clearTimeout(timer);
   // Reports go out before the hook exits, within what is left of the deadline.
+  await recordGateEvent(env, harness).catch(() => undefined);
   const left = Math.max(0, Math.min(1000, deadlineMs - (Date.now() - started)));
   if (client !== null) await Promise.race([client.flush(), new Promise((r) => setTimeout(r, left).unref())]);
   return answer(harness, refusal);

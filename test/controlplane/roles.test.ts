@@ -16,6 +16,7 @@ const ALLOWED = {
   SESSION: ['ADMIN', 'EM', 'DEVELOPER', 'VIEWER'],
   OA: ['ADMIN'],
   OAE: ['ADMIN', 'EM'],
+  OAED: ['ADMIN', 'EM', 'DEVELOPER'],
 } as const;
 
 const concrete = (path: string) => path.replace(':provider', 'openai').replace(/:\w+/g, 'nothing_here');

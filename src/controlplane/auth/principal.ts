@@ -61,13 +61,14 @@ export async function credentialHolds(db: Database, principal: Principal): Promi
   return false;
 }
 
-const ALLOWED: Record<'A' | 'OA' | 'OAE' | 'SESSION', readonly Role[]> = {
+const ALLOWED: Record<'A' | 'OA' | 'OAE' | 'OAED' | 'SESSION', readonly Role[]> = {
   A: ROLES,
   SESSION: ROLES,
   OA: ['OWNER', 'ADMIN'],
   OAE: ['OWNER', 'ADMIN', 'EM'],
+  OAED: ['OWNER', 'ADMIN', 'EM', 'DEVELOPER'],
 };
 
-export function roleAllowed(access: 'A' | 'OA' | 'OAE' | 'SESSION', role: Role): boolean {
+export function roleAllowed(access: 'A' | 'OA' | 'OAE' | 'OAED' | 'SESSION', role: Role): boolean {
   return ALLOWED[access].includes(role);
 }

@@ -364,6 +364,30 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE policies ADD COLUMN sop_rules jsonb NOT NULL DEFAULT '[]';
   ALTER TABLE policy_versions ADD COLUMN sop_rules jsonb NOT NULL DEFAULT '[]';
   `,
+  `
+  CREATE TABLE devices (
+    id text PRIMARY KEY,
+    workspace_id text NOT NULL REFERENCES workspaces(id),
+    fingerprint text NOT NULL,
+    member_id text,
+    report jsonb NOT NULL,
+    first_seen_at timestamptz NOT NULL,
+    last_report_at timestamptz NOT NULL,
+    disconnected_at timestamptz,
+    retired_at timestamptz,
+    UNIQUE (workspace_id, fingerprint)
+  );
+  CREATE TABLE device_disconnects (
+    id bigserial PRIMARY KEY,
+    workspace_id text NOT NULL REFERENCES workspaces(id),
+    device_id text NOT NULL REFERENCES devices(id),
+    harness text,
+    reason text,
+    member_id text,
+    at timestamptz NOT NULL
+  );
+  CREATE INDEX device_disconnects_workspace ON device_disconnects (workspace_id, at DESC);
+  `,
 ];
 
 export async function migrate(db: Database): Promise<void> {

@@ -12,6 +12,7 @@ export const EVENT_STREAMS = {
   'gateway.stopped_reporting': 'device_disconnects',
   'mcp.server.pending': 'governance_alerts',
   'mcp.tool_change.high_risk': 'governance_alerts',
+  'inventory.ungoverned.detected': 'governance_alerts',
 } as const;
 
 export type EventKind = keyof typeof EVENT_STREAMS;

@@ -6,6 +6,7 @@ import { decisionRoutes } from './decisions.js';
 import { gatewayRoutes } from './gateways.js';
 import { hookGateRoutes } from './hook-gate.js';
 import { incidentRoutes } from './incidents.js';
+import { inventoryRoutes } from './inventory.js';
 import { keyRoutes } from './keys.js';
 import { mcpDaemonRoutes } from './mcp-daemon.js';
 import { mcpServerRoutes } from './mcp-servers.js';
@@ -35,6 +36,7 @@ const apiRoutes: Route[] = [
   ...hookGateRoutes,
   ...mcpServerRoutes,
   ...mcpDaemonRoutes,
+  ...inventoryRoutes,
   ...incidentRoutes,
   ...notificationRoutes,
   ...siemRoutes,

@@ -7,6 +7,7 @@ const SECURITY_NOTE: Record<Route['access'], string> = {
   A: 'any member (access token or vk_ key)',
   OA: 'OWNER or ADMIN',
   OAE: 'OWNER, ADMIN or EM',
+  OAED: 'OWNER, ADMIN, EM or DEVELOPER (not a VIEWER)',
   SESSION: 'a login session (access token)',
 };
 
@@ -52,7 +53,7 @@ export function routeStatuses(r: Route): number[] {
   const out = [200];
   if (r.body !== undefined || r.query !== undefined || r.path.includes(':')) out.push(r.invalidBodyStatus ?? 400);
   if (r.access !== 'P') out.push(401);
-  if (r.access === 'OA' || r.access === 'OAE') out.push(403);
+  if (r.access === 'OA' || r.access === 'OAE' || r.access === 'OAED') out.push(403);
   if (r.path.includes(':')) out.push(404);
   return [...new Set(out)].sort((a, b) => a - b);
 }

@@ -1,0 +1,123 @@
+import { homedir } from 'node:os';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { z } from 'zod';
+import { ControlPlaneApi, ControlPlaneHttpError } from '../config/control-plane-api.js';
+import { describeZodError } from '../config/runtime.js';
+import { controlPlaneSources, snapshotPath, writeSnapshot } from '../gate/sync.js';
+import { ConfigError } from '../lib/errors.js';
+import { readStoredCredentials } from '../machine/credentials.js';
+import { collectInventory } from '../machine/inventory.js';
+
+/** Inventory goes out when connect starts and on every tenth poll (five minutes at the default interval). */
+const INVENTORY_EVERY = 10;
+
+function linkedApi(env: NodeJS.ProcessEnv): { api: ControlPlaneApi; url: string } {
+  const stored = readStoredCredentials(env);
+  const apiKey = env.SVC_API_KEY || stored?.apiKey;
+  const url = env.SVC_CONTROL_PLANE_URL || stored?.controlPlaneUrl;
+  if (!apiKey || !url) throw new ConfigError('not logged in: run svc login (or set SVC_CONTROL_PLANE_URL and SVC_API_KEY)');
+  return { api: new ControlPlaneApi({ controlPlaneUrl: url, apiKey }), url };
+}
+
+const describe = (err: unknown) => (err instanceof ControlPlaneHttpError ? err.message : `the control plane could not be reached: ${(err as Error).message}`);
+
+const VIEWS = ['summary', 'devices', 'harnesses', 'mcp-servers', 'skills', 'disconnects'] as const;
+
+export function registerConnectCommands(program: Command, fail: (err: unknown) => never): void {
+  program
+    .command('connect')
+    .description("the sync daemon in the foreground: every --interval, compile the policy snapshot from the control plane; send this machine's inventory at start and every tenth poll")
+    .option('--interval <ms>', 'poll interval', '30000')
+    .option('--root <dir>', 'the connected workspace folder (its .svc/sops/ rules and skills)', '.')
+    .option('--once', 'one poll (snapshot and inventory), then exit', false)
+    .action(async (opts: { interval: string; root: string; once: boolean }) => {
+      const env = process.env;
+      const interval = z.coerce.number().int().min(1000).max(86_400_000).safeParse(opts.interval);
+      if (!interval.success) fail(new ConfigError(`invalid option: --interval: ${describeZodError(interval.error)}`));
+      let link: ReturnType<typeof linkedApi>;
+      try {
+        link = linkedApi(env);
+      } catch (err) {
+        fail(err);
+      }
+      const home = env.HOME || homedir();
+      const root = resolve(opts.root);
+      let polls = 0;
+      const poll = async (): Promise<boolean> => {
+        let ok = true;
+        try {
+          const written = await writeSnapshot({ ...(await controlPlaneSources(link.api)), root, env }, snapshotPath(env));
+          process.stdout.write(`svc connect: snapshot ${written.path}\n`);
+        } catch (err) {
+          ok = false;
+          process.stderr.write(`svc connect: the snapshot was not updated (${describe(err)}); the gates keep the last one\n`);
+        }
+        if (polls % INVENTORY_EVERY === 0) {
+          try {
+            const sent = await link.api.json<{ id: string }>('POST', '/devices/report', await collectInventory({ home, workspace: root, env }));
+            process.stdout.write(`svc connect: inventory sent (device ${sent.id})\n`);
+          } catch (err) {
+            ok = false;
+            process.stderr.write(`svc connect: the inventory was not sent (${describe(err)})\n`);
+          }
+        }
+        polls++;
+        return ok;
+      };
+      if (opts.once) process.exit((await poll()) ? 0 : 1);
+      process.stdout.write(`svc connect: syncing with ${link.url} every ${interval.data} ms (Ctrl-C stops)\n`);
+      await poll();
+      const timer = setInterval(() => void poll(), interval.data);
+      for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => (clearInterval(timer), process.exit(0)));
+    });
+
+  program
+    .command('disconnect')
+    .description('tell the control plane this machine (or one harness) leaves governance; it reads as Disconnected until its next report')
+    .option('--harness <name>', 'only this harness')
+    .option('--reason <text>', 'why')
+    .option('--root <dir>', 'the connected workspace folder', '.')
+    .action(async (opts: { harness?: string; reason?: string; root: string }) => {
+      const env = process.env;
+      try {
+        const { api } = linkedApi(env);
+        const report = await collectInventory({ home: env.HOME || homedir(), workspace: resolve(opts.root), env, disconnect: { harness: opts.harness ?? null, reason: opts.reason ?? null } });
+        await api.json('POST', '/devices/report', report);
+        process.stdout.write(`svc disconnect: ${opts.harness === undefined ? 'this machine' : opts.harness} reported disconnected\n`);
+      } catch (err) {
+        process.stderr.write(`svc disconnect: ${err instanceof ConfigError ? err.message : describe(err)}\n`);
+        process.exit(1);
+      }
+    });
+
+  program
+    .command('inventory')
+    .description(`the device inventory: ${VIEWS.join(', ')}`)
+    .argument('<view>', VIEWS.join(' | '))
+    .option('--csv', 'as CSV (harnesses, mcp-servers)', false)
+    .option('--json', 'as JSON', false)
+    .option('--status <status>', 'only this status (harnesses, mcp-servers)')
+    .option('--harness <type>', 'only this harness (harnesses, mcp-servers)')
+    .action(async (view: string, opts: { csv: boolean; json: boolean; status?: string; harness?: string }) => {
+      if (!(VIEWS as readonly string[]).includes(view)) fail(new ConfigError(`unknown view '${view}': ${VIEWS.join(', ')}`));
+      if (opts.csv && view !== 'harnesses' && view !== 'mcp-servers') fail(new ConfigError('--csv is for harnesses and mcp-servers'));
+      try {
+        const { api } = linkedApi(process.env);
+        const query = new URLSearchParams({ ...(opts.csv ? { format: 'csv' } : {}), ...(opts.status ? { status: opts.status } : {}), ...(opts.harness ? { harness: opts.harness } : {}) });
+        const answer = await api.call('GET', `/inventory/${view}${query.size > 0 ? `?${query}` : ''}`);
+        if (opts.csv || opts.json) {
+          process.stdout.write(opts.csv ? answer.text : `${answer.text}\n`);
+          return;
+        }
+        const body = JSON.parse(answer.text) as Record<string, unknown>;
+        const rows = Object.values(body).find(Array.isArray) as Array<Record<string, unknown>> | undefined;
+        if (rows === undefined) process.stdout.write(`${Object.entries(body).map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`).join('\n')}\n`);
+        else if (rows.length === 0) process.stdout.write('none\n');
+        else process.stdout.write(`${rows.map((r) => Object.entries(r).filter(([, v]) => v !== null && typeof v !== 'object').map(([k, v]) => `${k}=${String(v)}`).join('  ')).join('\n')}\n`);
+      } catch (err) {
+        process.stderr.write(`svc inventory: ${err instanceof ConfigError ? err.message : describe(err)}\n`);
+        process.exit(1);
+      }
+    });
+}

@@ -1,0 +1,172 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { hostname, platform } from 'node:os';
+import { join, relative } from 'node:path';
+import { redactMcpUrl, type DeviceReportInput } from '../config/inventory-report.js';
+import { gateEventFile } from '../gate/hook.js';
+import { VERSION } from '../lib/version.js';
+import { readJsonConfig, type JsonObject } from './config-file.js';
+import { GATE_HARNESSES, gateTargets, type GateHarness } from './gates-install.js';
+import { mcpConfigTargets } from './mcp-install.js';
+
+/**
+ * What `svc connect` reports about this machine (seed 002 "Inventory objects"): harnesses and their
+ * gates, MCP servers and whether the governance proxy fronts them, skill bundles. Never file contents,
+ * environment values or command lines; a path outside the home directory is `[redacted]`.
+ */
+
+/** Harnesses svc can put a gate into, and others it only finds (no tool-call hook a gate can attach to). */
+const OTHER_HARNESSES: ReadonlyArray<{ type: string; dir: string }> = [
+  { type: 'cline', dir: '.cline' },
+  { type: 'windsurf', dir: join('.codeium', 'windsurf') },
+  { type: 'continue', dir: '.continue' },
+  { type: 'goose', dir: join('.config', 'goose') },
+  { type: 'opencode', dir: join('.config', 'opencode') },
+];
+const HARNESS_DIR: Record<GateHarness, string> = { 'claude-code': '.claude', cursor: '.cursor', gemini: '.gemini', codex: '.codex' };
+
+function inHome(home: string, path: string): string {
+  const rel = relative(home, path);
+  return rel.startsWith('..') || rel === '' ? '[redacted]' : rel;
+}
+
+export function machineFingerprint(): string {
+  let machineId = '';
+  for (const file of ['/etc/machine-id', '/var/lib/dbus/machine-id']) {
+    try {
+      machineId = readFileSync(file, 'utf8').trim();
+      break;
+    } catch {
+      // The next source.
+    }
+  }
+  return createHash('sha256').update(`${hostname()}\u0000${platform()}\u0000${machineId}`).digest('hex');
+}
+
+async function harnesses(home: string, env: NodeJS.ProcessEnv): Promise<DeviceReportInput['harnesses']> {
+  const out: DeviceReportInput['harnesses'] = [];
+  for (const { harness, file } of gateTargets(home, GATE_HARNESSES)) {
+    if (!existsSync(join(home, HARNESS_DIR[harness]))) continue;
+    const text = await readFile(file, 'utf8').catch(() => null);
+    const onDisk = text !== null && (harness === 'codex' ? text.includes('prefix_rule(') : text.includes(` gate hook ${harness}`));
+    const installedAt = onDisk ? (await stat(file)).mtime.toISOString() : null;
+    let last: { at?: string; guardsDisabledAt?: string } = {};
+    try {
+      last = JSON.parse(await readFile(gateEventFile(env, harness), 'utf8')) as typeof last;
+    } catch {
+      // No gate event yet.
+    }
+    out.push({
+      type: harness,
+      connectConfigured: onDisk,
+      gateKind: onDisk ? 'hook' : 'none',
+      gateFile: onDisk ? inHome(home, file) : null,
+      gateFileOnDisk: onDisk,
+      gateInstalledAt: installedAt,
+      lastGateEventAt: last.at ?? null,
+      lastGuardsDisabledAt: last.guardsDisabledAt ?? null,
+    });
+  }
+  for (const { type, dir } of OTHER_HARNESSES) {
+    if (existsSync(join(home, dir))) out.push({ type, connectConfigured: false, gateKind: 'none', gateFileOnDisk: false });
+  }
+  return out;
+}
+
+const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+async function mcpServers(home: string, workspace: string): Promise<DeviceReportInput['mcpServers']> {
+  const out: DeviceReportInput['mcpServers'] = [];
+  for (const target of mcpConfigTargets(home, workspace)) {
+    let config: JsonObject | null;
+    try {
+      config = await readJsonConfig(target.file);
+    } catch {
+      continue;
+    }
+    if (config === null) continue;
+    for (const servers of target.servers(config)) {
+      for (const [name, entry] of Object.entries(servers)) {
+        if (!isObject(entry)) continue;
+        const url = typeof entry.url === 'string' ? entry.url : typeof entry.httpUrl === 'string' ? entry.httpUrl : null;
+        if (url !== null) {
+          out.push({ name, harness: target.harness, transport: entry.type === 'sse' ? 'sse' : 'http', fronted: false, notFrontedReason: 'served over HTTP: front it with svc mcp proxy', url: redactMcpUrl(url) });
+          continue;
+        }
+        const args = Array.isArray(entry.args) ? entry.args.filter((a): a is string => typeof a === 'string') : [];
+        const wrapped = args.includes('mcp') && args.includes('wrap');
+        out.push({ name, harness: target.harness, transport: 'stdio', fronted: wrapped, notFrontedReason: wrapped ? null : 'not wrapped: run svc mcp install' });
+      }
+    }
+  }
+  return out;
+}
+
+const SCAN_PATTERNS: readonly RegExp[] = [
+  /AKIA[0-9A-Z]{16}/,
+  /gh[pousr]_[A-Za-z0-9]{36}/,
+  /sk-[A-Za-z0-9_-]{20,}/,
+  /-----BEGIN [A-Z ]*PRIVATE KEY-----/,
+  /(?:password|passwd|secret|api[_-]?key)\s*[:=]\s*["'][^"'\s]{6,}["']/i,
+  /\brm\s+-[a-z]*r[a-z]*f?\s+(?:\*|\/\*?|~\/?\*?)(?:\s|$)/,
+  /\b(?:delete|remove|unlink)\w*\([^)]*\*\*\//i,
+];
+const MAX_SCANNED_BYTES = 1024 * 1024;
+
+async function filesUnder(dir: string, limit = 5000): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (d: string) => {
+    let entries;
+    try {
+      entries = await readdir(d, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      if (out.length >= limit) return;
+      if (e.isDirectory()) await walk(join(d, e.name));
+      else if (e.isFile()) out.push(join(d, e.name));
+    }
+  };
+  await walk(dir);
+  return out;
+}
+
+async function skills(home: string, workspace: string): Promise<DeviceReportInput['skills']> {
+  const out: DeviceReportInput['skills'] = [];
+  const folders = [join(workspace, '.agents', 'skills'), join(workspace, '.claude', 'skills'), join(home, '.claude', 'skills')];
+  for (const folder of [...new Set(folders)]) {
+    let bundles;
+    try {
+      bundles = (await readdir(folder, { withFileTypes: true })).filter((e) => e.isDirectory());
+    } catch {
+      continue;
+    }
+    for (const bundle of bundles) {
+      const dir = join(folder, bundle.name);
+      const files = await filesUnder(dir);
+      const description = await readFile(join(dir, 'SKILL.md')).catch(() => null);
+      let findings = 0;
+      for (const file of files) {
+        const size = (await stat(file)).size;
+        if (size > MAX_SCANNED_BYTES) continue;
+        const text = await readFile(file, 'utf8');
+        findings += SCAN_PATTERNS.filter((p) => p.test(text)).length;
+      }
+      out.push({ name: bundle.name, folder: inHome(home, folder), sha256: description === null ? null : createHash('sha256').update(description).digest('hex'), scanned: true, findings, files: files.length });
+    }
+  }
+  return out;
+}
+
+/** This machine's inventory, `workspace` being the folder connect runs for. */
+export async function collectInventory(opts: { home: string; workspace: string; env: NodeJS.ProcessEnv; disconnect?: { harness: string | null; reason: string | null } }): Promise<DeviceReportInput> {
+  return {
+    machine: { fingerprint: machineFingerprint(), hostname: hostname(), platform: platform(), cliVersion: VERSION, workspaceFolder: inHome(opts.home, opts.workspace) },
+    harnesses: await harnesses(opts.home, opts.env),
+    mcpServers: await mcpServers(opts.home, opts.workspace),
+    skills: await skills(opts.home, opts.workspace),
+    disconnect: opts.disconnect ?? null,
+  };
+}

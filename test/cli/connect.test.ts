@@ -1,0 +1,102 @@
+import t from 'tap';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { api, memberWithRole, signUp, startTestControlPlane } from '../helpers/controlplane.js';
+import { CLI } from '../helpers/proxy.js';
+import { svc } from '../helpers/wasm.js';
+
+t.setTimeout(300_000);
+
+/** The real CLI with `input` on stdin. */
+async function withStdin(args: string[], input: string, env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stdin.end(input);
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, stdout };
+}
+
+t.test('svc connect against a real control plane: the snapshot, a hook event, the inventory with statuses, CSV escaping, roles', async (t) => {
+  const cp = await startTestControlPlane(t);
+  const owner = await signUp(cp);
+  const dev = await memberWithRole(cp, owner, 'DEVELOPER');
+  const viewer = await memberWithRole(cp, owner, 'VIEWER');
+  const root = mkdtempSync(join(tmpdir(), 'svc-connect-'));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  const home = join(root, 'home');
+  const work = join(home, 'projects', 'app');
+  mkdirSync(work, { recursive: true });
+  for (const dir of ['.claude', '.cursor', '.continue']) mkdirSync(join(home, dir));
+  // A project MCP config: one server wrapped, one not, one over HTTP with credentials and a token in its path, one whose name is a formula.
+  writeFileSync(
+    join(work, '.mcp.json'),
+    JSON.stringify({
+      mcpServers: {
+        fs: { command: process.execPath, args: [CLI, 'mcp', 'wrap', '--server', 'fs', '--', 'npx', 'server-filesystem'] },
+        github: { command: 'npx', args: ['-y', 'github-mcp', '--token', 'ghp_secretsecretsecret'] },
+        remote: { type: 'http', url: 'https://user:pass@mcp.example.com/v1/a1B2c3D4e5F6g7H8i9/tools?key=abc#frag' },
+        '=HYPERLINK("http://evil")': { command: 'node', args: ['x.js'] },
+      },
+    }),
+  );
+  mkdirSync(join(work, '.claude', 'skills', 'deploy-helper'), { recursive: true });
+  writeFileSync(join(work, '.claude', 'skills', 'deploy-helper', 'SKILL.md'), '# Deploy helper\n');
+  writeFileSync(join(work, '.claude', 'skills', 'deploy-helper', 'run.sh'), 'export AWS_ACCESS_KEY_ID=AKIAABCDEFGHIJKLMNOP\nrm -rf /*\n');
+  const env = { HOME: home, SVC_HOME: join(home, '.svc'), SVC_CONTROL_PLANE_URL: cp.url, SVC_API_KEY: dev.apiKey };
+
+  t.equal((await svc(['gates', 'install', '--harness', 'claude-code'], env)).code, 0);
+  const connected = await svc(['connect', '--once', '--root', work], env);
+  t.equal(connected.code, 0, connected.stderr);
+  t.match(connected.stdout, /snapshot .*policy-snapshot\.rules/);
+  t.ok(existsSync(join(home, '.svc', 'hooks', 'policy-snapshot.rules')), 'the snapshot appears');
+
+  const hook = await withStdin(['gate', 'hook', 'claude-code'], JSON.stringify({ session_id: 's1', tool_name: 'Bash', tool_input: { command: 'ls' }, cwd: work }), env);
+  t.equal(hook.code, 0);
+  const events = await cp.db.query<{ type: string }>("SELECT type FROM hook_events WHERE type = 'tool_allowed'");
+  t.equal(events.length, 1, 'a hook event reached the control plane');
+  t.match(JSON.parse(readFileSync(join(home, '.svc', 'events', 'last-claude-code.json'), 'utf8')), { at: /^20/ });
+
+  t.equal((await svc(['connect', '--once', '--root', work], env)).code, 0, 'a second report (inventory on the first poll of each run)');
+  const harnesses = (await api(cp, 'GET', '/inventory/harnesses', { token: owner.accessToken })).body.harnesses;
+  const byType = Object.fromEntries(harnesses.map((h: { type: string }) => [h.type, h]));
+  t.match(byType['claude-code'], { status: 'Governed', gateKind: 'hook', gateFile: '.claude/settings.json', gateFileOnDisk: true, lastGateEventAt: /^20/ });
+  t.match(byType.cursor, { status: 'Ungoverned', gateKind: 'none' });
+  t.match(byType.continue, { status: 'Ungoverned', reason: /no tool-call hook/ });
+
+  const servers = (await api(cp, 'GET', '/inventory/mcp-servers', { token: owner.accessToken })).body.mcpServers;
+  const byName = Object.fromEntries(servers.map((s: { name: string }) => [s.name, s]));
+  t.match(byName.fs, { status: 'Governed', fronted: true, transport: 'stdio' });
+  t.match(byName.github, { status: 'Ungoverned', notFrontedReason: /svc mcp install/ });
+  t.match(byName.remote, { status: 'Ungoverned', transport: 'http', url: 'https://mcp.example.com/v1/[redacted]/tools' });
+  t.notMatch(JSON.stringify(servers), /ghp_secret|pass@|key=abc|npx/, 'no command lines, arguments or credentials');
+
+  const download = await fetch(`${cp.url}/api/v1/inventory/mcp-servers?format=csv`, { headers: { authorization: `Bearer ${owner.accessToken}` } });
+  t.equal(download.headers.get('content-type'), 'text/csv; charset=utf-8');
+  const text = await download.text();
+  t.match(text, /^deviceId,hostname,harness,name,/);
+  t.match(text, /,"'=HYPERLINK\(""http:\/\/evil""\)",/, 'a cell starting with = is prefixed with a quote');
+
+  const skills = (await api(cp, 'GET', '/inventory/skills', { token: owner.accessToken })).body.skills;
+  t.match(skills, [{ name: 'deploy-helper', folder: 'projects/app/.claude/skills', sha256: /^[0-9a-f]{64}$/, scanned: true, files: 2 }]);
+  t.ok(skills[0].findings >= 2, 'a hard-coded key and a wildcard delete');
+
+  t.match((await api(cp, 'GET', '/inventory/summary', { token: owner.accessToken })).body, { machines: 1, reporting: 1, mcpServers: 4, skills: 1 });
+  t.equal((await api(cp, 'GET', '/inventory/harnesses', { token: viewer.accessToken })).status, 403, 'a VIEWER gets 403');
+  t.equal((await api(cp, 'GET', '/inventory/devices', { token: dev.accessToken })).body.devices.length, 1, 'a DEVELOPER sees the machines its own credentials reported');
+  const other = await memberWithRole(cp, owner, 'DEVELOPER');
+  t.equal((await api(cp, 'GET', '/inventory/devices', { token: other.accessToken })).body.devices.length, 0, 'and no others');
+
+  const ungoverned = await cp.db.query<{ n: number }>("SELECT count(*)::int AS n FROM events WHERE kind = 'inventory.ungoverned.detected'");
+  t.equal(ungoverned[0]!.n, 5, 'once per machine and item (cursor, continue, three unfronted servers), not again on the second report');
+
+  t.equal((await svc(['disconnect', '--root', work, '--reason', 'leaving'], env)).code, 0);
+  t.match((await api(cp, 'GET', '/inventory/devices', { token: owner.accessToken })).body.devices, [{ state: 'Disconnected' }]);
+  t.match((await api(cp, 'GET', '/inventory/disconnects', { token: owner.accessToken })).body.disconnects, [{ harness: null, reason: 'leaving' }]);
+  t.match((await api(cp, 'GET', '/inventory/harnesses', { token: owner.accessToken })).body.harnesses, [{ status: 'Ungoverned', reason: 'disconnected' }]);
+  const cli = await svc(['inventory', 'harnesses', '--csv'], { ...env, SVC_API_KEY: owner.apiKey });
+  t.match(cli.stdout, /^deviceId,hostname,type,/);
+});
