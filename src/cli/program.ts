@@ -10,6 +10,7 @@ import { registerGateCommands } from './gate-command.js';
 import { registerLoginCommands } from './login-command.js';
 import { registerExecCommand } from './exec-command.js';
 import { registerConnectCommands } from './connect-command.js';
+import { registerInitCommand } from './init-command.js';
 
 function fail(err: unknown): never {
   const message = err instanceof StartupError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
@@ -66,5 +67,7 @@ registerLoginCommands(program, fail);
 registerExecCommand(program, fail);
 
 registerConnectCommands(program, fail);
+
+registerInitCommand(program, fail);
 
 program.parseAsync(process.argv).catch(fail);

@@ -74,7 +74,7 @@ export interface SnapshotSources {
 }
 
 /** Compiles the snapshot from its sources and writes it atomically. */
-export async function writeSnapshot(sources: SnapshotSources, out: string): Promise<{ path: string; rules: number }> {
+export async function writeSnapshot(sources: SnapshotSources, out: string): Promise<{ path: string; rules: number; changed: boolean }> {
   const [rules, decide, pins, engine] = await Promise.all([sopGateRules(sources.root), loadRules(sources.root), readPins(sources.env), readEngineConfig(sources.env)]);
   const text = compileSnapshot({
     workspaceId: sources.workspaceId,
@@ -84,11 +84,15 @@ export async function writeSnapshot(sources: SnapshotSources, out: string): Prom
     memberGroups: null,
     decide: { rules: decide.rules.map((rule) => ({ rule, stamp: stampFor(rule, pins, engine.model) })), unreadable: decide.unreadable },
   });
+  // The same policy as on disk: left as it is (its compile time included), so a poll changes nothing.
+  const identity = (t: string) => t.split('\n').filter((l) => l.startsWith('@workspace ') || l.startsWith('@digest ')).join('\n');
+  const current = await readFile(out, 'utf8').catch(() => null);
+  if (current !== null && identity(current) === identity(text)) return { path: out, rules: rules.length + (sources.registerRules?.length ?? 0), changed: false };
   await mkdir(dirname(out), { recursive: true, mode: 0o700 });
   const temp = `${out}.${randomBytes(4).toString('hex')}.tmp`;
   await writeFile(temp, text, { mode: 0o600 });
   await rename(temp, out);
-  return { path: out, rules: rules.length + (sources.registerRules?.length ?? 0) };
+  return { path: out, rules: rules.length + (sources.registerRules?.length ?? 0), changed: true };
 }
 
 /** The snapshot's sources from the control plane: the workspace's settings, MCP registry and the SOP register's hold rules. */
