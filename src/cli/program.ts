@@ -11,6 +11,7 @@ import { registerLoginCommands } from './login-command.js';
 import { registerExecCommand } from './exec-command.js';
 import { registerConnectCommands } from './connect-command.js';
 import { registerInitCommand } from './init-command.js';
+import { registerDaemonCommands } from './daemon-command.js';
 
 function fail(err: unknown): never {
   const message = err instanceof StartupError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
@@ -69,5 +70,7 @@ registerExecCommand(program, fail);
 registerConnectCommands(program, fail);
 
 registerInitCommand(program, fail);
+
+registerDaemonCommands(program, fail);
 
 program.parseAsync(process.argv).catch(fail);
