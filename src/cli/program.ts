@@ -12,6 +12,7 @@ import { registerExecCommand } from './exec-command.js';
 import { registerConnectCommands } from './connect-command.js';
 import { registerInitCommand } from './init-command.js';
 import { registerDaemonCommands } from './daemon-command.js';
+import { registerDoctorCommand } from './doctor-command.js';
 
 function fail(err: unknown): never {
   const message = err instanceof StartupError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
@@ -72,5 +73,7 @@ registerConnectCommands(program, fail);
 registerInitCommand(program, fail);
 
 registerDaemonCommands(program, fail);
+
+registerDoctorCommand(program);
 
 program.parseAsync(process.argv).catch(fail);
