@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { homedir } from 'node:os';
-import { resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ControlPlaneApi, ControlPlaneHttpError } from '../config/control-plane-api.js';
@@ -8,6 +9,9 @@ import { controlPlaneSources, snapshotPath, writeSnapshot } from '../gate/sync.j
 import { ConfigError } from '../lib/errors.js';
 import { readStoredCredentials } from '../machine/credentials.js';
 import { collectInventory } from '../machine/inventory.js';
+import { enforceManagedGates } from '../machine/managed-gates.js';
+import { codexRules } from '../gate/codex-rules.js';
+import { loadSnapshot } from '../gate/snapshot.js';
 
 /** Inventory goes out when connect starts and on every tenth poll (five minutes at the default interval). */
 const INVENTORY_EVERY = 10;
@@ -44,11 +48,30 @@ export function registerConnectCommands(program: Command, fail: (err: unknown) =
       const home = env.HOME || homedir();
       const root = resolve(opts.root);
       let polls = 0;
+      /** Managed harness files whose gate was taken out by hand: restored, write-protected or only recorded, and an incident either way. */
+      const enforceGates = async (tier: 'rewrite' | 'immutable' | 'alert-only', workspaceId: string) => {
+        const codex = async () => ({ rules: codexRules(await loadSnapshot(snapshotPath(env), workspaceId)) });
+        const tampered = await enforceManagedGates(env, tier, codex);
+        if (tampered.length === 0) return;
+        for (const t of tampered) process.stderr.write(`svc connect: the gate was taken out of ${t.file} (${t.harness}): ${t.reaction}${t.detail === null ? '' : `, ${t.detail}`}\n`);
+        const events = tampered.map((t) => ({
+          eventId: randomUUID(),
+          type: 'gate_tampered',
+          gateSource: 'sync_daemon',
+          harness: t.harness,
+          code: 'GATE_TAMPERED',
+          rule: 'bypassEnforcementTier',
+          reason: `the gate was taken out of ${relative(home, t.file)} by hand; ${t.reaction} (bypassEnforcementTier: ${tier})`,
+        }));
+        await link.api.call('POST', '/hook-events', { events }).catch((err: unknown) => process.stderr.write(`svc connect: the tampering could not be reported (${describe(err)})\n`));
+      };
       const poll = async (): Promise<boolean> => {
         let ok = true;
         try {
-          const written = await writeSnapshot({ ...(await controlPlaneSources(link.api)), root, env }, snapshotPath(env));
-          process.stdout.write(`svc connect: snapshot ${written.path}\n`);
+          const sources = await controlPlaneSources(link.api);
+          const written = await writeSnapshot({ ...sources, root, env }, snapshotPath(env));
+          process.stdout.write(`svc connect: snapshot ${written.path}${written.changed ? '' : ' (unchanged)'}\n`);
+          await enforceGates(sources.settings.bypassEnforcementTier ?? 'rewrite', sources.workspaceId);
         } catch (err) {
           ok = false;
           process.stderr.write(`svc connect: the snapshot was not updated (${describe(err)}); the gates keep the last one\n`);

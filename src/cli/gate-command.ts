@@ -12,6 +12,7 @@ import { configFileSources, controlPlaneSources, snapshotPath, writeSnapshot } f
 import { ConfigError } from '../lib/errors.js';
 import { detectGateHarnesses, GATE_HARNESSES, gateTargets, rewriteGateHooks, type GateChange } from '../machine/gates-install.js';
 import { readStoredCredentials } from '../machine/credentials.js';
+import { recordManaged } from '../machine/managed-gates.js';
 
 const installFlags = z.object({ harness: z.array(z.enum(GATE_HARNESSES)).min(1).optional(), project: z.string().min(1).optional(), dryRun: z.boolean() });
 
@@ -74,6 +75,7 @@ export function registerGateCommands(program: Command, fail: (err: unknown) => n
           };
           const targets = gateTargets(home, harnesses, parsed.data.project === undefined ? undefined : resolve(parsed.data.project));
           const changes = await rewriteGateHooks(targets, mode, { dryRun: parsed.data.dryRun, codexRules });
+          if (!parsed.data.dryRun) await recordManaged(process.env, targets.filter((t) => changes.some((c) => c.file === t.file && c.error === null)), mode);
           process.stdout.write(report(changes, mode, parsed.data.dryRun));
           if (changes.some((c) => c.error !== null)) process.exitCode = 1;
         } catch (err) {

@@ -8,6 +8,7 @@ import { DEFAULT_CONTROL_PLANE_URL } from '../gate/client.js';
 import { controlPlaneSources, snapshotPath, writeSnapshot } from '../gate/sync.js';
 import { ConfigError } from '../lib/errors.js';
 import { readStoredCredentials, writeStoredCredentials } from '../machine/credentials.js';
+import { recordManaged } from '../machine/managed-gates.js';
 import { GATE_HARNESSES, gateTargets, rewriteGateHooks, type GateHarness } from '../machine/gates-install.js';
 import { detectHarnesses, INIT_HARNESSES, pointAtProxy, type InitHarness } from '../machine/harness-config.js';
 import { MCP_HARNESSES, mcpConfigTargets, rewriteMcpConfigs, type McpHarness } from '../machine/mcp-install.js';
@@ -104,7 +105,10 @@ export function registerInitCommand(program: Command, fail: (err: unknown) => ne
         lines.push(`policy snapshot: ${written.changed ? 'written to' : 'unchanged in'} ${written.path}`);
         const gateHarnesses = harnesses.filter((h): h is GateHarness => (GATE_HARNESSES as readonly string[]).includes(h));
         const compiled = async () => ({ rules: codexRules(await loadSnapshot(snapshotPath(env), me.workspace.id)) });
-        for (const g of await rewriteGateHooks(gateTargets(home, gateHarnesses), 'install', { dryRun: false, codexRules: compiled })) {
+        const gateFiles = gateTargets(home, gateHarnesses);
+        const gateChanges = await rewriteGateHooks(gateFiles, 'install', { dryRun: false, codexRules: compiled });
+        await recordManaged(env, gateFiles.filter((t) => gateChanges.some((c) => c.file === t.file && c.error === null)), 'install');
+        for (const g of gateChanges) {
           lines.push(`${g.harness}: ${g.error ?? (g.changed ? `gate installed in ${g.file}` : `gate already in ${g.file}`)}`);
         }
         const mcpHarnesses = harnesses.filter((h): h is McpHarness => (MCP_HARNESSES as readonly string[]).includes(h));

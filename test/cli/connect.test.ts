@@ -100,3 +100,34 @@ t.test('svc connect against a real control plane: the snapshot, a hook event, th
   const cli = await svc(['inventory', 'harnesses', '--csv'], { ...env, SVC_API_KEY: owner.apiKey });
   t.match(cli.stdout, /^deviceId,hostname,type,/);
 });
+
+t.test('bypassEnforcementTier: a hand-edited managed harness file is restored (rewrite) or only recorded (alert-only), with an incident either way', async (t) => {
+  const cp = await startTestControlPlane(t);
+  const owner = await signUp(cp);
+  const root = mkdtempSync(join(tmpdir(), 'svc-bypass-'));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  const home = join(root, 'home');
+  mkdirSync(join(home, '.claude'), { recursive: true });
+  const env = { HOME: home, SVC_HOME: join(home, '.svc'), SVC_CONTROL_PLANE_URL: cp.url, SVC_API_KEY: owner.apiKey };
+  const settings = join(home, '.claude', 'settings.json');
+  t.equal((await svc(['gates', 'install', '--harness', 'claude-code'], env)).code, 0);
+  t.match(JSON.parse(readFileSync(join(home, '.svc', 'gates', 'managed.json'), 'utf8')), [{ harness: 'claude-code', file: settings }]);
+
+  writeFileSync(settings, JSON.stringify({ model: 'opus' }));
+  const restored = await svc(['connect', '--once', '--root', root], env);
+  t.match(restored.stderr, /the gate was taken out of .*settings\.json \(claude-code\): restored/);
+  t.match(readFileSync(settings, 'utf8'), /gate hook claude-code/, 'rewrite (the default) puts the gate back');
+  const incidents = await cp.db.query<{ n: number }>("SELECT count(*)::int AS n FROM hook_events WHERE type = 'gate_tampered'");
+  t.equal(incidents[0]!.n, 1);
+  t.equal((await api(cp, 'GET', '/incidents', { token: owner.accessToken })).body.incidents.filter((i: { rule: string }) => i.rule === 'bypassEnforcementTier').length, 1, 'an incident');
+
+  await api(cp, 'PUT', '/workspace/settings', { token: owner.accessToken, body: { bypassEnforcementTier: 'alert-only' } });
+  writeFileSync(settings, JSON.stringify({ model: 'opus' }));
+  const recorded = await svc(['connect', '--once', '--root', root], env);
+  t.match(recorded.stderr, /: recorded/);
+  t.notMatch(readFileSync(settings, 'utf8'), /gate hook/, 'alert-only leaves the file as the user made it');
+  t.equal((await cp.db.query<{ n: number }>("SELECT count(*)::int AS n FROM hook_events WHERE type = 'gate_tampered'"))[0]!.n, 2);
+
+  t.equal((await svc(['gates', 'uninstall', '--harness', 'claude-code'], env)).code, 0);
+  t.same(JSON.parse(readFileSync(join(home, '.svc', 'gates', 'managed.json'), 'utf8')), [], 'uninstall forgets the file');
+});

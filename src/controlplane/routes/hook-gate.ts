@@ -20,6 +20,8 @@ export const HOOK_EVENT_TYPES = [
   'plan_loaded',
   'gate_decision',
   'tool_call',
+  /** The sync daemon found a managed harness file with its gate taken out (bypassEnforcementTier): an incident. */
+  'gate_tampered',
 ] as const;
 
 const optional = (max: number) => z.string().min(1).max(max).nullish();
@@ -100,12 +102,12 @@ export const hookGateRoutes: Route[] = [
           );
           if (inserted.length === 0) continue;
           accepted++;
-          if ((e.type === 'tool_blocked' || e.type === 'tool_held') && !e.incidentId && !e.holdId) {
+          if ((e.type === 'tool_blocked' || e.type === 'tool_held' || e.type === 'gate_tampered') && !e.incidentId && !e.holdId) {
             const incident = await recordIncident(tx, now, {
               workspaceId: principal.workspaceId,
               sessionId: e.sessionId ?? null,
               rule: e.rule ?? e.code ?? 'unknown',
-              kind: e.type === 'tool_blocked' ? 'block' : 'hold',
+              kind: e.type === 'tool_held' ? 'hold' : 'block',
               tool: e.toolName ?? null,
               harness: e.harness ?? null,
               code: e.code ?? null,
