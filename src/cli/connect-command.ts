@@ -12,6 +12,7 @@ import { collectInventory } from '../machine/inventory.js';
 import { enforceManagedGates } from '../machine/managed-gates.js';
 import { codexRules } from '../gate/codex-rules.js';
 import { loadSnapshot } from '../gate/snapshot.js';
+import { drainEvents, eventLogPath } from '../gate/event-log.js';
 
 /** Inventory goes out when connect starts and on every tenth poll (five minutes at the default interval). */
 const INVENTORY_EVERY = 10;
@@ -75,6 +76,12 @@ export function registerConnectCommands(program: Command, fail: (err: unknown) =
         } catch (err) {
           ok = false;
           process.stderr.write(`svc connect: the snapshot was not updated (${describe(err)}); the gates keep the last one\n`);
+        }
+        try {
+          const drained = await drainEvents(eventLogPath(env), async (events) => void (await link.api.call('POST', '/hook-events', { events })));
+          if (drained.sent + drained.left > 0) process.stdout.write(`svc connect: ${drained.sent} logged gate event(s) sent${drained.left > 0 ? `, ${drained.left} kept for the next poll` : ''}\n`);
+        } catch (err) {
+          process.stderr.write(`svc connect: the hook-event log could not be read (${(err as Error).message})\n`);
         }
         if (polls % INVENTORY_EVERY === 0) {
           try {

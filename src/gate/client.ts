@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
 import { readStoredCredentials } from '../machine/credentials.js';
+import { appendEvents, eventLogPath } from './event-log.js';
 
 /** Where a gate client reaches the control plane when neither its config nor `SVC_CONTROL_PLANE_URL` says: the local one (`--dev`). */
 export const DEFAULT_CONTROL_PLANE_URL = 'http://127.0.0.1:3001';
@@ -15,6 +16,8 @@ export interface GateClientConfig {
   /** Whether a call is refused when the hook gate cannot give a verdict. */
   readonly failClosed?: boolean;
   readonly timeoutMs?: number;
+  /** Where events wait when they cannot be reported (`svc connect` drains it); none: they are dropped. */
+  readonly eventLog?: string;
 }
 
 /** The hook gate's answer: a verdict, a request it could not read (always a block), or none. */
@@ -55,6 +58,7 @@ export class GateClient {
   readonly harness: string;
   readonly failClosed: boolean;
   readonly timeoutMs: number;
+  readonly eventLog: string | undefined;
   /** How events reach the control plane; tests and hooks may wait for it. */
   private reporting: Promise<void> = Promise.resolve();
 
@@ -66,6 +70,7 @@ export class GateClient {
     this.harness = config.harness ?? 'generic';
     this.failClosed = config.failClosed ?? true;
     this.timeoutMs = config.timeoutMs ?? 2000;
+    this.eventLog = config.eventLog;
   }
 
   /**
@@ -80,6 +85,7 @@ export class GateClient {
       baseUrl: env.SVC_CONTROL_PLANE_URL || stored?.controlPlaneUrl || DEFAULT_CONTROL_PLANE_URL,
       apiKey: env.SVC_API_KEY || stored?.apiKey || '',
       workspaceId: env.SVC_WORKSPACE_ID || stored?.workspaceId || '',
+      eventLog: eventLogPath(env),
       ...overrides,
       sessionId,
     });
@@ -122,7 +128,16 @@ export class GateClient {
     if (events.length === 0) return this.reporting;
     const at = new Date().toISOString();
     const stamped = events.map((e) => ({ eventId: randomUUID(), at, gateSource: 'sdk', harness: this.harness, sessionId: this.sessionId || null, ...e }));
-    this.reporting = this.reporting.then(() => this.post('/hook-events', { events: stamped }).then(() => undefined, () => undefined));
+    // Not delivered (unreachable, 5xx, a revoked key): kept in the event log for svc connect to send later.
+    const keep = async () => {
+      if (this.eventLog !== undefined) await appendEvents(this.eventLog, stamped);
+    };
+    this.reporting = this.reporting.then(() =>
+      this.post('/hook-events', { events: stamped }).then(
+        (answer) => (answer.status >= 200 && answer.status < 300 ? undefined : answer.status === 400 ? undefined : keep()),
+        keep,
+      ),
+    );
     return this.reporting;
   }
 

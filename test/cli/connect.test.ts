@@ -131,3 +131,27 @@ t.test('bypassEnforcementTier: a hand-edited managed harness file is restored (r
   t.equal((await svc(['gates', 'uninstall', '--harness', 'claude-code'], env)).code, 0);
   t.same(JSON.parse(readFileSync(join(home, '.svc', 'gates', 'managed.json'), 'utf8')), [], 'uninstall forgets the file');
 });
+
+t.test('gate events that cannot be reported wait in the hook-event log, and svc connect sends them', async (t) => {
+  const cp = await startTestControlPlane(t);
+  const owner = await signUp(cp);
+  const root = mkdtempSync(join(tmpdir(), 'svc-eventlog-'));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  const home = join(root, 'home');
+  mkdirSync(home);
+  const env = { HOME: home, SVC_HOME: join(home, '.svc'), SVC_CONTROL_PLANE_URL: cp.url, SVC_API_KEY: owner.apiKey };
+  t.equal((await svc(['gates', 'sync'], env)).code, 0);
+  const offline = { ...env, SVC_CONTROL_PLANE_URL: 'http://127.0.0.1:9' };
+  const refused = await withStdin(['gate', 'hook', 'claude-code'], JSON.stringify({ session_id: 'off', tool_name: 'Bash', tool_input: { command: 'git push --force origin main' } }), offline);
+  t.equal(refused.code, 2, 'the snapshot refuses it without the control plane');
+  const log = join(home, '.svc', 'events', 'hook-events.jsonl');
+  const logged = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  t.match(logged, [{ type: 'snapshot_health' }, { type: 'tool_blocked', toolName: 'Bash', code: 'SNAPSHOT', sessionId: 'off', eventId: /./ }]);
+
+  const drained = await svc(['connect', '--once', '--root', root], env);
+  t.match(drained.stdout, /2 logged gate event\(s\) sent/);
+  t.notOk(existsSync(log), 'the log is empty once sent');
+  const rows = await cp.db.query<{ type: string; session_id: string }>("SELECT type, session_id FROM hook_events WHERE session_id = 'off' ORDER BY received_at, id");
+  t.match(rows, [{ type: 'snapshot_health' }, { type: 'tool_blocked' }]);
+  t.match((await svc(['connect', '--once', '--root', root], env)).stdout, /^(?!.*logged gate event)/s, 'nothing left to send');
+});
