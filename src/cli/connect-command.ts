@@ -49,6 +49,7 @@ export function registerConnectCommands(program: Command, fail: (err: unknown) =
       const home = env.HOME || homedir();
       const root = resolve(opts.root);
       let polls = 0;
+      const captureEvery = Math.max(1, Number(env.CONFIG_CAPTURE_INTERVAL) || 5);
       /** Managed harness files whose gate was taken out by hand: restored, write-protected or only recorded, and an incident either way. */
       const enforceGates = async (tier: 'rewrite' | 'immutable' | 'alert-only', workspaceId: string) => {
         const codex = async () => ({ rules: codexRules(await loadSnapshot(snapshotPath(env), workspaceId)) });
@@ -83,9 +84,11 @@ export function registerConnectCommands(program: Command, fail: (err: unknown) =
         } catch (err) {
           process.stderr.write(`svc connect: the hook-event log could not be read (${(err as Error).message})\n`);
         }
-        if (polls % INVENTORY_EVERY === 0) {
+        // FF_CONFIG_CAPTURE: harness config files hashed every CONFIG_CAPTURE_INTERVAL polls (default 5) and sent with an inventory report.
+        const capture = env.FF_CONFIG_CAPTURE === 'true' && polls % captureEvery === 0;
+        if (polls % INVENTORY_EVERY === 0 || capture) {
           try {
-            const sent = await link.api.json<{ id: string }>('POST', '/devices/report', await collectInventory({ home, workspace: root, env }));
+            const sent = await link.api.json<{ id: string }>('POST', '/devices/report', await collectInventory({ home, workspace: root, env, captureConfigs: capture }));
             process.stdout.write(`svc connect: inventory sent (device ${sent.id})\n`);
           } catch (err) {
             ok = false;

@@ -61,6 +61,12 @@ export const deviceReportSchema = z.strictObject({
       }),
     )
     .max(1000),
+  /** FF_CONFIG_CAPTURE: the SHA-256 of each harness config file (never its content), to spot drift between reports. */
+  configCapture: z
+    .array(z.strictObject({ harness: text(64), file: text(1024), sha256: z.string().regex(/^[0-9a-f]{64}$/) }))
+    .max(500)
+    .nullable()
+    .default(null),
   /** `svc disconnect`: the whole machine, or one harness. */
   disconnect: z.strictObject({ harness: text(64).nullable().default(null), reason: z.string().max(500).nullable().default(null) }).nullable().default(null),
 });

@@ -160,9 +160,30 @@ async function skills(home: string, workspace: string): Promise<DeviceReportInpu
   return out;
 }
 
+/** The SHA-256 of every harness config file svc reads or writes (gate hooks, MCP configs), by harness; paths relative to home. */
+export async function captureConfigs(home: string, workspace: string): Promise<NonNullable<DeviceReportInput['configCapture']>> {
+  const files = [...gateTargets(home, GATE_HARNESSES).map((t) => ({ harness: t.harness as string, file: t.file })), ...mcpConfigTargets(home, workspace).map((t) => ({ harness: t.harness as string, file: t.file }))];
+  const out: NonNullable<DeviceReportInput['configCapture']> = [];
+  const seen = new Set<string>();
+  for (const { harness, file } of files) {
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const bytes = await readFile(file).catch(() => null);
+    if (bytes !== null) out.push({ harness, file: inHome(home, file), sha256: createHash('sha256').update(bytes).digest('hex') });
+  }
+  return out;
+}
+
 /** This machine's inventory, `workspace` being the folder connect runs for. */
-export async function collectInventory(opts: { home: string; workspace: string; env: NodeJS.ProcessEnv; disconnect?: { harness: string | null; reason: string | null } }): Promise<DeviceReportInput> {
+export async function collectInventory(opts: {
+  home: string;
+  workspace: string;
+  env: NodeJS.ProcessEnv;
+  disconnect?: { harness: string | null; reason: string | null };
+  captureConfigs?: boolean;
+}): Promise<DeviceReportInput> {
   return {
+    configCapture: opts.captureConfigs === true ? await captureConfigs(opts.home, opts.workspace) : null,
     machine: { fingerprint: machineFingerprint(), hostname: hostname(), platform: platform(), cliVersion: VERSION, workspaceFolder: inHome(opts.home, opts.workspace) },
     harnesses: await harnesses(opts.home, opts.env),
     mcpServers: await mcpServers(opts.home, opts.workspace),

@@ -155,3 +155,21 @@ t.test('gate events that cannot be reported wait in the hook-event log, and svc 
   t.match(rows, [{ type: 'snapshot_health' }, { type: 'tool_blocked' }]);
   t.match((await svc(['connect', '--once', '--root', root], env)).stdout, /^(?!.*logged gate event)/s, 'nothing left to send');
 });
+
+t.test('FF_CONFIG_CAPTURE: the harness config files are hashed (never sent) with the inventory', async (t) => {
+  const cp = await startTestControlPlane(t);
+  const owner = await signUp(cp);
+  const root = mkdtempSync(join(tmpdir(), 'svc-capture-'));
+  t.teardown(() => rmSync(root, { recursive: true, force: true }));
+  const home = join(root, 'home');
+  mkdirSync(join(home, '.claude'), { recursive: true });
+  const env = { HOME: home, SVC_HOME: join(home, '.svc'), SVC_CONTROL_PLANE_URL: cp.url, SVC_API_KEY: owner.apiKey, FF_CONFIG_CAPTURE: 'true' };
+  t.equal((await svc(['gates', 'install', '--harness', 'claude-code'], env)).code, 0);
+  t.equal((await svc(['connect', '--once', '--root', root], env)).code, 0);
+  const [device] = (await api(cp, 'GET', '/devices', { token: owner.accessToken })).body.devices;
+  const detail = (await api(cp, 'GET', `/devices/${device.id}`, { token: owner.accessToken })).body;
+  const { createHash } = await import('node:crypto');
+  const sha = createHash('sha256').update(readFileSync(join(home, '.claude', 'settings.json'))).digest('hex');
+  t.match(detail.configCapture, [{ harness: 'claude-code', file: '.claude/settings.json', sha256: sha }]);
+  t.notMatch(JSON.stringify(detail), /gate hook claude-code/, 'never the content');
+});

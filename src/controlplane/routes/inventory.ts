@@ -146,7 +146,7 @@ export const inventoryRoutes: Route[] = [
       const [row] = await visibleDevices(services.db, principal, params.id);
       if (row === undefined) throw new NotFoundError(`Device '${params.id}' not found.`);
       const now = services.clock();
-      return { body: { ...deviceView(row, now), harnesses: harnessRows(row, now), mcpServers: mcpRows(row), skills: row.report.skills } };
+      return { body: { ...deviceView(row, now), harnesses: harnessRows(row, now), mcpServers: mcpRows(row), skills: row.report.skills, configCapture: row.report.configCapture ?? null } };
     },
   }),
   route.authed('OA', {
