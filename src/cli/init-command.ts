@@ -16,7 +16,7 @@ import { PROXY_URL } from '../machine/exec.js';
 import { codexRules } from '../gate/codex-rules.js';
 import { loadSnapshot } from '../gate/snapshot.js';
 
-const initFlags = z.object({
+export const initFlags = z.object({
   controlPlaneUrl: z.url({ protocol: /^https?$/ }),
   apiKey: z.string().regex(/^vk_[A-Za-z0-9_-]{8,200}$/, 'the API key is a vk_ key').optional(),
   email: z.email().max(320).optional(),
@@ -28,6 +28,8 @@ const initFlags = z.object({
   proxyUrl: z.url({ protocol: /^https?$/ }),
 });
 
+type InitFlags = z.infer<typeof initFlags>;
+
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin as AsyncIterable<Buffer>) chunks.push(chunk);
@@ -38,7 +40,7 @@ async function readStdin(): Promise<string> {
  * The key this machine acts with: the one given, the one stored, or — from an e-mail and password —
  * a new workspace (sign-up) or the existing account's workspace, with a key made for this machine.
  */
-async function machineKey(flags: z.infer<typeof initFlags>, env: NodeJS.ProcessEnv): Promise<{ apiKey: string; keyId?: string; created: boolean }> {
+async function machineKey(flags: InitFlags, env: NodeJS.ProcessEnv): Promise<{ apiKey: string; keyId?: string; created: boolean }> {
   if (flags.apiKey !== undefined) return { apiKey: flags.apiKey, created: false };
   if (flags.email === undefined) {
     if (env.SVC_API_KEY) return { apiKey: env.SVC_API_KEY, created: false };
@@ -59,6 +61,49 @@ async function machineKey(flags: z.infer<typeof initFlags>, env: NodeJS.ProcessE
   const session = await anonymous.json<{ accessToken: string }>('POST', '/auth/login', { email: flags.email, password });
   const key = await new ControlPlaneApi({ controlPlaneUrl: flags.controlPlaneUrl, apiKey: session.accessToken }).json<{ id: string; key: string }>('POST', '/keys', { name: `svc init on ${hostname()}`.slice(0, 128) });
   return { apiKey: key.key, keyId: key.id, created: false };
+}
+
+
+/**
+ * What `svc init` does, and `svc setup` in connected mode: the machine's key and stored credentials,
+ * each harness pointed at the proxy, the snapshot, the gates and the MCP wrappers. Appends what it
+ * did to `lines`; answers the key and the control plane it acted with.
+ */
+export async function initMachine(flags: InitFlags, env: NodeJS.ProcessEnv, lines: string[]): Promise<{ api: ControlPlaneApi; apiKey: string }> {
+  const home = env.HOME || homedir();
+  const key = await machineKey(flags, env);
+  const api = new ControlPlaneApi({ controlPlaneUrl: flags.controlPlaneUrl, apiKey: key.apiKey });
+  const me = await api.json<{ id: string; role: string; user: { email: string }; workspace: { id: string; name: string } }>('GET', '/auth/me');
+  await writeStoredCredentials(
+    { apiKey: key.apiKey, controlPlaneUrl: flags.controlPlaneUrl, workspaceId: me.workspace.id, memberId: me.id, email: me.user.email, role: me.role, ...(key.keyId === undefined ? {} : { keyId: key.keyId }) },
+    env,
+  );
+  lines.push(`${key.created ? 'created' : 'joined'} workspace ${me.workspace.name} (${me.workspace.id}) as ${me.user.email} (${me.role})`);
+
+  const harnesses: InitHarness[] = flags.harness ?? detectHarnesses(home);
+  if (harnesses.length === 0) lines.push('no harness found (name one with --harness)');
+  for (const harness of harnesses) {
+    const change = await pointAtProxy(harness, home, flags.proxyUrl.replace(/\/+$/, ''), key.apiKey);
+    lines.push(`${harness}: ${change.file === null ? change.note : `${change.changed ? 'pointed at the proxy in' : 'already pointed at the proxy in'} ${change.file}`}`);
+  }
+  const written = await writeSnapshot({ ...(await controlPlaneSources(api)), root: resolve(flags.project), env }, snapshotPath(env));
+  lines.push(`policy snapshot: ${written.changed ? 'written to' : 'unchanged in'} ${written.path}`);
+  const gateHarnesses = harnesses.filter((h): h is GateHarness => (GATE_HARNESSES as readonly string[]).includes(h));
+  const compiled = async () => ({ rules: codexRules(await loadSnapshot(snapshotPath(env), me.workspace.id)) });
+  const gateFiles = gateTargets(home, gateHarnesses);
+  const gateChanges = await rewriteGateHooks(gateFiles, 'install', { dryRun: false, codexRules: compiled });
+  await recordManaged(env, gateFiles.filter((t) => gateChanges.some((c) => c.file === t.file && c.error === null)), 'install');
+  for (const g of gateChanges) {
+    lines.push(`${g.harness}: ${g.error ?? (g.changed ? `gate installed in ${g.file}` : `gate already in ${g.file}`)}`);
+  }
+  const mcpHarnesses = harnesses.filter((h): h is McpHarness => (MCP_HARNESSES as readonly string[]).includes(h));
+  if (mcpHarnesses.length > 0) {
+    for (const m of await rewriteMcpConfigs(mcpConfigTargets(home, resolve(flags.project), mcpHarnesses), 'install', { dryRun: false })) {
+      if (m.error !== null) lines.push(`${m.harness} ${m.file}: left untouched: ${m.error}`);
+      else if (m.changed.length > 0) lines.push(`${m.harness} ${m.file}: MCP servers ${m.changed.join(', ')} wrapped`);
+    }
+  }
+  return { api, apiKey: key.apiKey };
 }
 
 export function registerInitCommand(program: Command, fail: (err: unknown) => never): void {
@@ -83,41 +128,9 @@ export function registerInitCommand(program: Command, fail: (err: unknown) => ne
       });
       if (!parsed.success) fail(new ConfigError(`invalid option: ${describeZodError(parsed.error)}`));
       const flags = parsed.data;
-      const home = env.HOME || homedir();
       const lines: string[] = [];
       try {
-        const key = await machineKey(flags, env);
-        const api = new ControlPlaneApi({ controlPlaneUrl: flags.controlPlaneUrl, apiKey: key.apiKey });
-        const me = await api.json<{ id: string; role: string; user: { email: string }; workspace: { id: string; name: string } }>('GET', '/auth/me');
-        await writeStoredCredentials(
-          { apiKey: key.apiKey, controlPlaneUrl: flags.controlPlaneUrl, workspaceId: me.workspace.id, memberId: me.id, email: me.user.email, role: me.role, ...(key.keyId === undefined ? {} : { keyId: key.keyId }) },
-          env,
-        );
-        lines.push(`${key.created ? 'created' : 'joined'} workspace ${me.workspace.name} (${me.workspace.id}) as ${me.user.email} (${me.role})`);
-
-        const harnesses: InitHarness[] = flags.harness ?? detectHarnesses(home);
-        if (harnesses.length === 0) lines.push('no harness found (name one with --harness)');
-        for (const harness of harnesses) {
-          const change = await pointAtProxy(harness, home, flags.proxyUrl.replace(/\/+$/, ''), key.apiKey);
-          lines.push(`${harness}: ${change.file === null ? change.note : `${change.changed ? 'pointed at the proxy in' : 'already pointed at the proxy in'} ${change.file}`}`);
-        }
-        const written = await writeSnapshot({ ...(await controlPlaneSources(api)), root: resolve(flags.project), env }, snapshotPath(env));
-        lines.push(`policy snapshot: ${written.changed ? 'written to' : 'unchanged in'} ${written.path}`);
-        const gateHarnesses = harnesses.filter((h): h is GateHarness => (GATE_HARNESSES as readonly string[]).includes(h));
-        const compiled = async () => ({ rules: codexRules(await loadSnapshot(snapshotPath(env), me.workspace.id)) });
-        const gateFiles = gateTargets(home, gateHarnesses);
-        const gateChanges = await rewriteGateHooks(gateFiles, 'install', { dryRun: false, codexRules: compiled });
-        await recordManaged(env, gateFiles.filter((t) => gateChanges.some((c) => c.file === t.file && c.error === null)), 'install');
-        for (const g of gateChanges) {
-          lines.push(`${g.harness}: ${g.error ?? (g.changed ? `gate installed in ${g.file}` : `gate already in ${g.file}`)}`);
-        }
-        const mcpHarnesses = harnesses.filter((h): h is McpHarness => (MCP_HARNESSES as readonly string[]).includes(h));
-        if (mcpHarnesses.length > 0) {
-          for (const m of await rewriteMcpConfigs(mcpConfigTargets(home, resolve(flags.project), mcpHarnesses), 'install', { dryRun: false })) {
-            if (m.error !== null) lines.push(`${m.harness} ${m.file}: left untouched: ${m.error}`);
-            else if (m.changed.length > 0) lines.push(`${m.harness} ${m.file}: MCP servers ${m.changed.join(', ')} wrapped`);
-          }
-        }
+        await initMachine(flags, env, lines);
         process.stdout.write(`${lines.join('\n')}\n`);
       } catch (err) {
         process.stdout.write(lines.length > 0 ? `${lines.join('\n')}\n` : '');

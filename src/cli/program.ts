@@ -13,6 +13,7 @@ import { registerConnectCommands } from './connect-command.js';
 import { registerInitCommand } from './init-command.js';
 import { registerDaemonCommands } from './daemon-command.js';
 import { registerDoctorCommand } from './doctor-command.js';
+import { registerSetupCommand } from './setup-command.js';
 
 function fail(err: unknown): never {
   const message = err instanceof StartupError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
@@ -75,5 +76,7 @@ registerInitCommand(program, fail);
 registerDaemonCommands(program, fail);
 
 registerDoctorCommand(program);
+
+registerSetupCommand(program, fail);
 
 program.parseAsync(process.argv).catch(fail);
