@@ -8,7 +8,7 @@ import { gateEventFile } from '../gate/hook.js';
 import { VERSION } from '../lib/version.js';
 import { readJsonConfig, type JsonObject } from './config-file.js';
 import { GATE_HARNESSES, gateTargets, type GateHarness } from './gates-install.js';
-import { mcpConfigTargets } from './mcp-install.js';
+import { MCP_HARNESSES, mcpConfigTargets } from './mcp-install.js';
 
 /**
  * What `svc connect` reports about this machine (seed 002 "Inventory objects"): harnesses and their
@@ -76,9 +76,40 @@ async function harnesses(home: string, env: NodeJS.ProcessEnv): Promise<DeviceRe
 
 const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** MCP configs svc reads for the inventory but does not rewrite (yet): the `mcpServers` shape, or OpenCode's `mcp`. */
+function readOnlyMcpTargets(home: string): Array<{ harness: string; file: string; servers: (config: JsonObject) => JsonObject[] }> {
+  const mcpServersOf = (config: JsonObject) => (isObject(config.mcpServers) ? [config.mcpServers] : []);
+  const vscode = join(home, '.config', 'Code', 'User', 'globalStorage', 'saoudrizwan.claude-dev', 'settings', 'cline_mcp_settings.json');
+  return [
+    { harness: 'claude-desktop', file: join(home, '.config', 'Claude', 'claude_desktop_config.json'), servers: mcpServersOf },
+    { harness: 'claude-desktop', file: join(home, 'Library', 'Application Support', 'Claude', 'claude_desktop_config.json'), servers: mcpServersOf },
+    { harness: 'windsurf', file: join(home, '.codeium', 'windsurf', 'mcp_config.json'), servers: mcpServersOf },
+    { harness: 'cline', file: vscode, servers: mcpServersOf },
+    { harness: 'continue', file: join(home, '.continue', 'config.json'), servers: mcpServersOf },
+    { harness: 'antigravity', file: join(home, '.gemini', 'antigravity', 'mcp_config.json'), servers: mcpServersOf },
+    {
+      harness: 'opencode',
+      file: join(home, '.config', 'opencode', 'opencode.json'),
+      // OpenCode: `mcp: { name: { type: "local", command: [...] } | { type: "remote", url } }`, read as the common shape.
+      servers: (config) =>
+        isObject(config.mcp)
+          ? [
+              Object.fromEntries(
+                Object.entries(config.mcp).map(([name, e]) => {
+                  const entry = isObject(e) ? e : {};
+                  const command = Array.isArray(entry.command) ? entry.command.filter((c): c is string => typeof c === 'string') : [];
+                  return [name, entry.type === 'remote' ? { url: entry.url } : { command: command[0], args: command.slice(1) }];
+                }),
+              ),
+            ]
+          : [],
+    },
+  ];
+}
+
 async function mcpServers(home: string, workspace: string): Promise<DeviceReportInput['mcpServers']> {
   const out: DeviceReportInput['mcpServers'] = [];
-  for (const target of mcpConfigTargets(home, workspace)) {
+  for (const target of [...mcpConfigTargets(home, workspace), ...readOnlyMcpTargets(home)]) {
     let config: JsonObject | null;
     try {
       config = await readJsonConfig(target.file);
@@ -96,7 +127,9 @@ async function mcpServers(home: string, workspace: string): Promise<DeviceReport
         }
         const args = Array.isArray(entry.args) ? entry.args.filter((a): a is string => typeof a === 'string') : [];
         const wrapped = args.includes('mcp') && args.includes('wrap');
-        out.push({ name, harness: target.harness, transport: 'stdio', fronted: wrapped, notFrontedReason: wrapped ? null : 'not wrapped: run svc mcp install' });
+        const installable = (MCP_HARNESSES as readonly string[]).includes(target.harness);
+        const reason = installable ? 'not wrapped: run svc mcp install' : `svc mcp install does not rewrite ${target.harness} configs: put svc mcp wrap in front of it by hand`;
+        out.push({ name, harness: target.harness, transport: 'stdio', fronted: wrapped, notFrontedReason: wrapped ? null : reason });
       }
     }
   }

@@ -43,6 +43,11 @@ t.test('svc connect against a real control plane: the snapshot, a hook event, th
       },
     }),
   );
+  // Configs svc reads for the inventory only: Windsurf's, and OpenCode's own shape.
+  mkdirSync(join(home, '.codeium', 'windsurf'), { recursive: true });
+  writeFileSync(join(home, '.codeium', 'windsurf', 'mcp_config.json'), JSON.stringify({ mcpServers: { search: { command: 'uvx', args: ['mcp-search'] } } }));
+  mkdirSync(join(home, '.config', 'opencode'), { recursive: true });
+  writeFileSync(join(home, '.config', 'opencode', 'opencode.json'), JSON.stringify({ mcp: { docs: { type: 'remote', url: 'https://docs.example.com/mcp' }, local: { type: 'local', command: ['node', 'server.js'] } } }));
   mkdirSync(join(work, '.claude', 'skills', 'deploy-helper'), { recursive: true });
   writeFileSync(join(work, '.claude', 'skills', 'deploy-helper', 'SKILL.md'), '# Deploy helper\n');
   writeFileSync(join(work, '.claude', 'skills', 'deploy-helper', 'run.sh'), 'export AWS_ACCESS_KEY_ID=AKIAABCDEFGHIJKLMNOP\nrm -rf /*\n');
@@ -73,6 +78,9 @@ t.test('svc connect against a real control plane: the snapshot, a hook event, th
   t.match(byName.github, { status: 'Ungoverned', notFrontedReason: /svc mcp install/ });
   t.match(byName.remote, { status: 'Ungoverned', transport: 'http', url: 'https://mcp.example.com/v1/[redacted]/tools' });
   t.notMatch(JSON.stringify(servers), /ghp_secret|pass@|key=abc|npx/, 'no command lines, arguments or credentials');
+  t.match(byName.search, { harness: 'windsurf', status: 'Ungoverned', notFrontedReason: /does not rewrite windsurf configs/ });
+  t.match(byName.docs, { harness: 'opencode', transport: 'http', url: 'https://docs.example.com/mcp' });
+  t.match(byName.local, { harness: 'opencode', transport: 'stdio' });
 
   const download = await fetch(`${cp.url}/api/v1/inventory/mcp-servers?format=csv`, { headers: { authorization: `Bearer ${owner.accessToken}` } });
   t.equal(download.headers.get('content-type'), 'text/csv; charset=utf-8');
@@ -84,14 +92,14 @@ t.test('svc connect against a real control plane: the snapshot, a hook event, th
   t.match(skills, [{ name: 'deploy-helper', folder: 'projects/app/.claude/skills', sha256: /^[0-9a-f]{64}$/, scanned: true, files: 2 }]);
   t.ok(skills[0].findings >= 2, 'a hard-coded key and a wildcard delete');
 
-  t.match((await api(cp, 'GET', '/inventory/summary', { token: owner.accessToken })).body, { machines: 1, reporting: 1, mcpServers: 4, skills: 1 });
+  t.match((await api(cp, 'GET', '/inventory/summary', { token: owner.accessToken })).body, { machines: 1, reporting: 1, mcpServers: 7, skills: 1 });
   t.equal((await api(cp, 'GET', '/inventory/harnesses', { token: viewer.accessToken })).status, 403, 'a VIEWER gets 403');
   t.equal((await api(cp, 'GET', '/inventory/devices', { token: dev.accessToken })).body.devices.length, 1, 'a DEVELOPER sees the machines its own credentials reported');
   const other = await memberWithRole(cp, owner, 'DEVELOPER');
   t.equal((await api(cp, 'GET', '/inventory/devices', { token: other.accessToken })).body.devices.length, 0, 'and no others');
 
   const ungoverned = await cp.db.query<{ n: number }>("SELECT count(*)::int AS n FROM events WHERE kind = 'inventory.ungoverned.detected'");
-  t.equal(ungoverned[0]!.n, 5, 'once per machine and item (cursor, continue, three unfronted servers), not again on the second report');
+  t.equal(ungoverned[0]!.n, 10, 'once per machine and item (cursor, continue, windsurf, opencode, six unfronted servers), not again on the second report');
 
   t.equal((await svc(['disconnect', '--root', work, '--reason', 'leaving'], env)).code, 0);
   t.match((await api(cp, 'GET', '/inventory/devices', { token: owner.accessToken })).body.devices, [{ state: 'Disconnected' }]);
