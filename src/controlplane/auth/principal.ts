@@ -35,7 +35,7 @@ export async function resolvePrincipal(db: Database, tokens: TokenIssuer, author
   if (token.startsWith('vk_')) {
     const [row] = await db.query<MemberRow>(
       `SELECT k.id AS key_id, ${MEMBER_COLUMNS} FROM api_keys k JOIN members m ON m.id = k.member_id
-       WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
+       WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND m.deactivated_at IS NULL`,
       [hashKey(token)],
     );
     return row && { memberId: row.member_id, userId: row.user_id, workspaceId: row.workspace_id, role: row.role, sessionId: undefined, keyId: row.key_id };
@@ -44,7 +44,7 @@ export async function resolvePrincipal(db: Database, tokens: TokenIssuer, author
   if (claims === undefined) return undefined;
   const [row] = await db.query<MemberRow>(
     `SELECT ${MEMBER_COLUMNS} FROM sessions s JOIN members m ON m.id = s.member_id
-     WHERE s.id = $1 AND s.member_id = $2 AND s.revoked_at IS NULL AND s.expires_at > now()`,
+     WHERE s.id = $1 AND s.member_id = $2 AND s.revoked_at IS NULL AND s.expires_at > now() AND m.deactivated_at IS NULL`,
     [claims.sid, claims.sub],
   );
   return row && { memberId: row.member_id, userId: row.user_id, workspaceId: row.workspace_id, role: row.role, sessionId: claims.sid };

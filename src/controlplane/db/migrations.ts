@@ -388,6 +388,9 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX device_disconnects_workspace ON device_disconnects (workspace_id, at DESC);
   `,
+  `
+  ALTER TABLE members ADD COLUMN deactivated_at timestamptz;
+  `,
 ];
 
 export async function migrate(db: Database): Promise<void> {

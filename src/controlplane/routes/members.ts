@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { emailHolders, lockEmail, normalizeEmail } from '../auth/accounts.js';
-import { ConflictError, ForbiddenError } from '../errors.js';
+import { recordAudit } from '../audit.js';
+import type { Queryable } from '../db/database.js';
+import { ConflictError, ForbiddenError, NotFoundError } from '../errors.js';
 import { newId } from '../ids.js';
 import { planOf } from '../plans.js';
 import { route, type Route } from '../router.js';
@@ -12,20 +14,45 @@ const inviteBody = z.strictObject({
   tempPassword: z.string().min(8).max(128),
 });
 
+const roleBody = z.strictObject({
+  role: z.enum(['ADMIN', 'EM', 'DEVELOPER', 'VIEWER'], { message: 'role must be ADMIN, EM, DEVELOPER or VIEWER (a member is never made OWNER)' }),
+});
+
+interface MemberRow {
+  id: string;
+  role: string;
+  deactivated_at: Date | null;
+}
+
+async function loadMember(q: Queryable, workspaceId: string, id: string | undefined): Promise<MemberRow> {
+  const [row] = await q.query<MemberRow>('SELECT id, role, deactivated_at FROM members WHERE workspace_id = $1 AND id = $2 FOR UPDATE', [workspaceId, id]);
+  if (row === undefined) throw new NotFoundError(`Member '${id}' not found in this workspace.`);
+  return row;
+}
+
 export const memberRoutes: Route[] = [
   route.authed('A', {
     method: 'GET',
     path: '/members',
     summary: "List the workspace's members",
     handler: async ({ services, principal }) => {
-      const rows = await services.db.query<{ id: string; user_id: string; email: string; display_name: string; role: string; created_at: Date }>(
-        `SELECT m.id, m.user_id, u.email, m.display_name, m.role, m.created_at FROM members m JOIN users u ON u.id = m.user_id
+      const rows = await services.db.query<{ id: string; user_id: string; email: string; display_name: string; role: string; created_at: Date; deactivated_at: Date | null }>(
+        `SELECT m.id, m.user_id, u.email, m.display_name, m.role, m.created_at, m.deactivated_at FROM members m JOIN users u ON u.id = m.user_id
          WHERE m.workspace_id = $1 ORDER BY m.created_at`,
         [principal.workspaceId],
       );
       return {
         body: {
-          members: rows.map((r) => ({ memberId: r.id, userId: r.user_id, email: r.email, displayName: r.display_name, role: r.role, createdAt: r.created_at.toISOString() })),
+          members: rows.map((r) => ({
+            memberId: r.id,
+            userId: r.user_id,
+            email: r.email,
+            displayName: r.display_name,
+            role: r.role,
+            createdAt: r.created_at.toISOString(),
+            active: r.deactivated_at === null,
+            deactivatedAt: r.deactivated_at?.toISOString() ?? null,
+          })),
         },
       };
     },
@@ -68,6 +95,63 @@ export const memberRoutes: Route[] = [
         return { memberId, userId, email, displayName: body.displayName, role: body.role, workspaceId: principal.workspaceId };
       });
       return { status: 201, body: result };
+    },
+  }),
+  route.authed('OA', {
+    method: 'DELETE',
+    path: '/members/:id',
+    statuses: [200, 401, 403, 404, 409],
+    summary: "Deactivate a member: their keys and sessions stop working at once, and gateways drop the keys with the next config push",
+    handler: async ({ services, principal, params }) => {
+      const at = new Date(services.clock()).toISOString();
+      const { result } = await services.changeConfig(principal.workspaceId, async (tx) => {
+        const member = await loadMember(tx, principal.workspaceId, params.id);
+        if (member.role === 'OWNER') throw new ForbiddenError('The OWNER cannot be deactivated.');
+        if (member.id === principal.memberId) throw new ConflictError('SELF', 'A member cannot deactivate themselves.');
+        if (member.deactivated_at !== null) throw new ConflictError('ALREADY_DEACTIVATED', `Member '${member.id}' is already deactivated.`);
+        await tx.query('UPDATE members SET deactivated_at = $2 WHERE id = $1', [member.id, at]);
+        const keys = await tx.query<{ id: string }>('UPDATE api_keys SET revoked_at = $2 WHERE member_id = $1 AND revoked_at IS NULL RETURNING id', [member.id, at]);
+        const sessions = await tx.query<{ id: string }>('UPDATE sessions SET revoked_at = $2 WHERE member_id = $1 AND revoked_at IS NULL RETURNING id', [member.id, at]);
+        await recordAudit(tx, { workspaceId: principal.workspaceId, memberId: principal.memberId, kind: 'member.deactivated', detail: { targetMemberId: member.id, keysRevoked: keys.length, sessionsEnded: sessions.length }, at: new Date(at) });
+        return { keyIds: keys.map((k) => k.id), sessionIds: sessions.map((s) => s.id) };
+      });
+      services.sockets.keysRevoked(result.keyIds);
+      services.sockets.sessionsEnded(result.sessionIds);
+      return { body: { deactivated: true, memberId: params.id, keysRevoked: result.keyIds.length, sessionsEnded: result.sessionIds.length } };
+    },
+  }),
+  route.authed('OA', {
+    method: 'POST',
+    path: '/members/:id/reactivate',
+    statuses: [200, 401, 403, 404, 409],
+    summary: 'Reactivate a member; their old keys stay revoked (they log in again and make new ones)',
+    handler: async ({ services, principal, params }) => {
+      const at = new Date(services.clock());
+      await services.db.transaction(async (tx) => {
+        const member = await loadMember(tx, principal.workspaceId, params.id);
+        if (member.deactivated_at === null) throw new ConflictError('NOT_DEACTIVATED', `Member '${member.id}' is active.`);
+        await tx.query('UPDATE members SET deactivated_at = NULL WHERE id = $1', [member.id]);
+        await recordAudit(tx, { workspaceId: principal.workspaceId, memberId: principal.memberId, kind: 'member.reactivated', detail: { targetMemberId: member.id }, at });
+      });
+      return { body: { reactivated: true, memberId: params.id } };
+    },
+  }),
+  route.authed<z.infer<typeof roleBody>>('OA', {
+    method: 'PUT',
+    path: '/members/:id/role',
+    statuses: [200, 400, 401, 403, 404, 409],
+    summary: "Change a member's role (never to OWNER; the OWNER's role is not changed here)",
+    body: roleBody,
+    handler: async ({ services, principal, params, body }) => {
+      const at = new Date(services.clock());
+      const before = await services.db.transaction(async (tx) => {
+        const member = await loadMember(tx, principal.workspaceId, params.id);
+        if (member.role === 'OWNER') throw new ForbiddenError(principal.role === 'OWNER' ? 'The OWNER keeps the OWNER role (a workspace has one).' : 'An ADMIN cannot change the OWNER\'s role.');
+        await tx.query('UPDATE members SET role = $2 WHERE id = $1', [member.id, body.role]);
+        await recordAudit(tx, { workspaceId: principal.workspaceId, memberId: principal.memberId, kind: 'member.role_changed', detail: { targetMemberId: member.id, from: member.role, to: body.role }, at });
+        return member.role;
+      });
+      return { body: { memberId: params.id, role: body.role, previousRole: before } };
     },
   }),
 ];

@@ -13,7 +13,18 @@ const postureBody = z
   .refine((b) => b.security !== undefined || b.cost !== undefined, { message: 'name a security posture, a cost posture or both' });
 
 /** What the audit timeline lists: settings and config changes, hold reviews, incident resolutions, notification rule and SIEM destination changes. */
-const TIMELINE_KINDS = ['settings.changed', 'config.changed', 'decision.reviewed', 'incident.resolved', 'notification_rule.changed', 'siem_destination.changed', 'mcp.tool_change'] as const;
+const TIMELINE_KINDS = [
+  'settings.changed',
+  'config.changed',
+  'decision.reviewed',
+  'incident.resolved',
+  'notification_rule.changed',
+  'siem_destination.changed',
+  'mcp.tool_change',
+  'member.deactivated',
+  'member.reactivated',
+  'member.role_changed',
+] as const;
 
 const timelineQuery = z.strictObject({
   from: isoDateTime().optional(),
