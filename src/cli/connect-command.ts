@@ -3,11 +3,10 @@ import { homedir } from 'node:os';
 import { relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { ControlPlaneApi, ControlPlaneHttpError } from '../config/control-plane-api.js';
 import { describeZodError } from '../config/runtime.js';
 import { controlPlaneSources, snapshotPath, writeSnapshot } from '../gate/sync.js';
 import { ConfigError } from '../lib/errors.js';
-import { readStoredCredentials } from '../machine/credentials.js';
+import { describeFailure, linkedApi } from './control-plane-link.js';
 import { collectInventory } from '../machine/inventory.js';
 import { enforceManagedGates } from '../machine/managed-gates.js';
 import { codexRules } from '../gate/codex-rules.js';
@@ -17,15 +16,7 @@ import { drainEvents, eventLogPath } from '../gate/event-log.js';
 /** Inventory goes out when connect starts and on every tenth poll (five minutes at the default interval). */
 const INVENTORY_EVERY = 10;
 
-function linkedApi(env: NodeJS.ProcessEnv): { api: ControlPlaneApi; url: string } {
-  const stored = readStoredCredentials(env);
-  const apiKey = env.SVC_API_KEY || stored?.apiKey;
-  const url = env.SVC_CONTROL_PLANE_URL || stored?.controlPlaneUrl;
-  if (!apiKey || !url) throw new ConfigError('not logged in: run svc login (or set SVC_CONTROL_PLANE_URL and SVC_API_KEY)');
-  return { api: new ControlPlaneApi({ controlPlaneUrl: url, apiKey }), url };
-}
-
-const describe = (err: unknown) => (err instanceof ControlPlaneHttpError ? err.message : `the control plane could not be reached: ${(err as Error).message}`);
+const describe = describeFailure;
 
 const VIEWS = ['summary', 'devices', 'harnesses', 'mcp-servers', 'skills', 'disconnects'] as const;
 
@@ -119,7 +110,7 @@ export function registerConnectCommands(program: Command, fail: (err: unknown) =
         await api.json('POST', '/devices/report', report);
         process.stdout.write(`svc disconnect: ${opts.harness === undefined ? 'this machine' : opts.harness} reported disconnected\n`);
       } catch (err) {
-        process.stderr.write(`svc disconnect: ${err instanceof ConfigError ? err.message : describe(err)}\n`);
+        process.stderr.write(`svc disconnect: ${describe(err)}\n`);
         process.exit(1);
       }
     });
@@ -149,7 +140,7 @@ export function registerConnectCommands(program: Command, fail: (err: unknown) =
         else if (rows.length === 0) process.stdout.write('none\n');
         else process.stdout.write(`${rows.map((r) => Object.entries(r).filter(([, v]) => v !== null && typeof v !== 'object').map(([k, v]) => `${k}=${String(v)}`).join('  ')).join('\n')}\n`);
       } catch (err) {
-        process.stderr.write(`svc inventory: ${err instanceof ConfigError ? err.message : describe(err)}\n`);
+        process.stderr.write(`svc inventory: ${describe(err)}\n`);
         process.exit(1);
       }
     });

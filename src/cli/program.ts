@@ -14,6 +14,7 @@ import { registerInitCommand } from './init-command.js';
 import { registerDaemonCommands } from './daemon-command.js';
 import { registerDoctorCommand } from './doctor-command.js';
 import { registerSetupCommand } from './setup-command.js';
+import { registerAdminCommands } from './admin-command.js';
 
 function fail(err: unknown): never {
   const message = err instanceof StartupError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
@@ -24,7 +25,8 @@ function fail(err: unknown): never {
 // The servers are loaded only by their own commands, so short-lived commands (an MCP wrapper a
 // harness starts, `svc decision`) do not pay for the proxy's and control plane's modules.
 const program = new Command();
-program.name('svc').description('A governed gateway for AI coding agents.').version(VERSION);
+// Positional options: `--version` after a subcommand is that subcommand's (`svc policy rollback <id> --version 3`), not the program's.
+program.name('svc').description('A governed gateway for AI coding agents.').version(VERSION).enablePositionalOptions();
 
 program
   .command('proxy')
@@ -78,5 +80,7 @@ registerDaemonCommands(program, fail);
 registerDoctorCommand(program);
 
 registerSetupCommand(program, fail);
+
+registerAdminCommands(program, fail);
 
 program.parseAsync(process.argv).catch(fail);
