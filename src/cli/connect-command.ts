@@ -16,8 +16,6 @@ import { drainEvents, eventLogPath } from '../gate/event-log.js';
 /** Inventory goes out when connect starts and on every tenth poll (five minutes at the default interval). */
 const INVENTORY_EVERY = 10;
 
-const describe = describeFailure;
-
 const VIEWS = ['summary', 'devices', 'harnesses', 'mcp-servers', 'skills', 'disconnects'] as const;
 
 export function registerConnectCommands(program: Command, fail: (err: unknown) => never): void {
@@ -56,7 +54,7 @@ export function registerConnectCommands(program: Command, fail: (err: unknown) =
           rule: 'bypassEnforcementTier',
           reason: `the gate was taken out of ${relative(home, t.file)} by hand; ${t.reaction} (bypassEnforcementTier: ${tier})`,
         }));
-        await link.api.call('POST', '/hook-events', { events }).catch((err: unknown) => process.stderr.write(`svc connect: the tampering could not be reported (${describe(err)})\n`));
+        await link.api.call('POST', '/hook-events', { events }).catch((err: unknown) => process.stderr.write(`svc connect: the tampering could not be reported (${describeFailure(err)})\n`));
       };
       const poll = async (): Promise<boolean> => {
         let ok = true;
@@ -67,7 +65,7 @@ export function registerConnectCommands(program: Command, fail: (err: unknown) =
           await enforceGates(sources.settings.bypassEnforcementTier ?? 'rewrite', sources.workspaceId);
         } catch (err) {
           ok = false;
-          process.stderr.write(`svc connect: the snapshot was not updated (${describe(err)}); the gates keep the last one\n`);
+          process.stderr.write(`svc connect: the snapshot was not updated (${describeFailure(err)}); the gates keep the last one\n`);
         }
         try {
           const drained = await drainEvents(eventLogPath(env), async (events) => void (await link.api.call('POST', '/hook-events', { events })));
@@ -83,7 +81,7 @@ export function registerConnectCommands(program: Command, fail: (err: unknown) =
             process.stdout.write(`svc connect: inventory sent (device ${sent.id})\n`);
           } catch (err) {
             ok = false;
-            process.stderr.write(`svc connect: the inventory was not sent (${describe(err)})\n`);
+            process.stderr.write(`svc connect: the inventory was not sent (${describeFailure(err)})\n`);
           }
         }
         polls++;
@@ -110,7 +108,7 @@ export function registerConnectCommands(program: Command, fail: (err: unknown) =
         await api.json('POST', '/devices/report', report);
         process.stdout.write(`svc disconnect: ${opts.harness === undefined ? 'this machine' : opts.harness} reported disconnected\n`);
       } catch (err) {
-        process.stderr.write(`svc disconnect: ${describe(err)}\n`);
+        process.stderr.write(`svc disconnect: ${describeFailure(err)}\n`);
         process.exit(1);
       }
     });
@@ -140,7 +138,7 @@ export function registerConnectCommands(program: Command, fail: (err: unknown) =
         else if (rows.length === 0) process.stdout.write('none\n');
         else process.stdout.write(`${rows.map((r) => Object.entries(r).filter(([, v]) => v !== null && typeof v !== 'object').map(([k, v]) => `${k}=${String(v)}`).join('  ')).join('\n')}\n`);
       } catch (err) {
-        process.stderr.write(`svc inventory: ${describe(err)}\n`);
+        process.stderr.write(`svc inventory: ${describeFailure(err)}\n`);
         process.exit(1);
       }
     });

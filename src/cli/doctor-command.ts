@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { homedir } from 'node:os';
 import type { Command } from 'commander';
@@ -9,7 +9,7 @@ import { ControlPlaneApi } from '../config/control-plane-api.js';
 import { snapshotPath } from '../gate/sync.js';
 import { readStoredCredentials } from '../machine/credentials.js';
 import { PROXY_URL } from '../machine/exec.js';
-import { GATE_HARNESSES, gateTargets } from '../machine/gates-install.js';
+import { GATE_HARNESSES, gateFileState, gateTargets } from '../machine/gates-install.js';
 
 type Outcome = 'ok' | 'warn' | 'fail';
 interface Check {
@@ -57,11 +57,10 @@ async function syncDaemon(env: NodeJS.ProcessEnv): Promise<Check> {
 async function harnessDrift(home: string): Promise<Check> {
   const found: string[] = [];
   const missing: string[] = [];
-  for (const { harness, file } of gateTargets(home, GATE_HARNESSES)) {
-    const text = await readFile(file, 'utf8').catch(() => null);
+  for (const target of gateTargets(home, GATE_HARNESSES)) {
+    const { text, installed } = await gateFileState(target);
     if (text === null) continue;
-    const ours = harness === 'codex' ? text.includes('prefix_rule(') : text.includes(` gate hook ${harness}`);
-    (ours ? found : missing).push(`${harness} (${createHash('sha256').update(text).digest('hex').slice(0, 12)})`);
+    (installed ? found : missing).push(`${target.harness} (${createHash('sha256').update(text).digest('hex').slice(0, 12)})`);
   }
   if (missing.length > 0) return { name: 'harness config drift', outcome: 'fail', detail: `the gate is gone from ${missing.join(', ')}: run svc gates install` };
   return { name: 'harness config drift', outcome: found.length > 0 ? 'ok' : 'warn', detail: found.length > 0 ? `gates in ${found.join(', ')}` : 'no harness has a gate: run svc gates install' };

@@ -1,18 +1,8 @@
 import { HOOK_HARNESSES, runHook, type HookHarness } from '../gate/hook.js';
+import { readStdin } from './stdin.js';
 
 /** A hook's input past this is refused unread (a tool call's arguments are bounded at 1 MiB, its command at 256 KiB). */
 const MAX_HOOK_INPUT = 4 * 1024 * 1024;
-
-async function readStdin(): Promise<string | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_HOOK_INPUT) return null;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 /** `svc gate hook <harness>`: the call on stdin, the answer in the harness's hook protocol, the exit code it reads. */
 export async function runHookCommand(harness: string): Promise<never> {
@@ -21,7 +11,7 @@ export async function runHookCommand(harness: string): Promise<never> {
     process.exit(2);
   }
   try {
-    const stdin = await readStdin();
+    const stdin = await readStdin(MAX_HOOK_INPUT);
     const answer = await runHook(harness as HookHarness, stdin ?? '', process.env);
     if (answer.stdout !== '') process.stdout.write(`${answer.stdout}\n`);
     if (answer.stderr !== '') process.stderr.write(`${answer.stderr}\n`);

@@ -13,6 +13,7 @@ import { GATE_HARNESSES, gateTargets, rewriteGateHooks, type GateHarness } from 
 import { detectHarnesses, INIT_HARNESSES, pointAtProxy, type InitHarness } from '../machine/harness-config.js';
 import { MCP_HARNESSES, mcpConfigTargets, rewriteMcpConfigs, type McpHarness } from '../machine/mcp-install.js';
 import { PROXY_URL } from '../machine/exec.js';
+import { readSecretFromStdin } from './stdin.js';
 import { codexRules } from '../gate/codex-rules.js';
 import { loadSnapshot } from '../gate/snapshot.js';
 
@@ -30,12 +31,6 @@ export const initFlags = z.object({
 
 type InitFlags = z.infer<typeof initFlags>;
 
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin as AsyncIterable<Buffer>) chunks.push(chunk);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
-}
-
 /**
  * The key this machine acts with: the one given, the one stored, or — from an e-mail and password —
  * a new workspace (sign-up) or the existing account's workspace, with a key made for this machine.
@@ -49,7 +44,7 @@ async function machineKey(flags: InitFlags, env: NodeJS.ProcessEnv): Promise<{ a
     if (stored !== null) return { apiKey: stored.apiKey, ...(stored.keyId === undefined ? {} : { keyId: stored.keyId }), created: false };
     throw new ConfigError('give --api-key vk_… to join a workspace, or --email (password on stdin) to create one or sign in');
   }
-  const password = flags.passwordStdin ? await readStdin() : '';
+  const password = flags.passwordStdin ? await readSecretFromStdin() : '';
   if (password === '') throw new ConfigError('--email needs the password on stdin (--password-stdin)');
   const anonymous = new ControlPlaneApi({ controlPlaneUrl: flags.controlPlaneUrl, apiKey: '' });
   try {

@@ -10,8 +10,8 @@ import { loadSnapshot } from '../gate/snapshot.js';
 import { snapshotPath } from '../gate/sync.js';
 import { ConfigError } from '../lib/errors.js';
 import { credentialsPath, deleteStoredCredentials, readStoredCredentials, writeStoredCredentials } from '../machine/credentials.js';
-import { detectGateHarnesses, gateTargets } from '../machine/gates-install.js';
-import { readFile } from 'node:fs/promises';
+import { detectGateHarnesses, gateFileState, gateTargets } from '../machine/gates-install.js';
+import { readSecretFromStdin } from './stdin.js';
 
 /**
  * `svc login | logout | whoami | status`: this machine's identity with a control plane, kept in
@@ -41,11 +41,7 @@ function controlPlaneUrl(flags: { controlPlaneUrl?: string; dev?: boolean }, env
 }
 
 async function readPassword(fromStdin: boolean): Promise<string> {
-  if (fromStdin || !process.stdin.isTTY) {
-    const chunks: Buffer[] = [];
-    for await (const chunk of process.stdin as AsyncIterable<Buffer>) chunks.push(chunk);
-    return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
-  }
+  if (fromStdin || !process.stdin.isTTY) return readSecretFromStdin();
   // Asked on the terminal without echoing it.
   let muted = false;
   const output = new Writable({ write: (chunk, _encoding, done) => (muted ? done() : process.stderr.write(chunk, done)) });
@@ -171,11 +167,7 @@ export function registerLoginCommands(program: Command, fail: (err: unknown) => 
       }
       const home = env.HOME || homedir();
       const harnesses = await Promise.all(
-        gateTargets(home, detectGateHarnesses(home)).map(async ({ harness, file }) => {
-          const text = await readFile(file, 'utf8').catch(() => '');
-          const gate = harness === 'codex' ? text.includes('prefix_rule(') : text.includes(` gate hook ${harness}`);
-          return { harness, gateInstalled: gate, file };
-        }),
+        gateTargets(home, detectGateHarnesses(home)).map(async (target) => ({ harness: target.harness, gateInstalled: (await gateFileState(target)).installed, file: target.file })),
       );
       const snapshot = await loadSnapshot(snapshotPath(env), env.SVC_WORKSPACE_ID || stored?.workspaceId || '');
       const report = {

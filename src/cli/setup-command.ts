@@ -16,6 +16,7 @@ import { PROXY_URL } from '../machine/exec.js';
 import { detectHarnesses } from '../machine/harness-config.js';
 import { PROVIDERS, type ProviderId } from '../upstream/providers.js';
 import { initFlags, initMachine } from './init-command.js';
+import { readSecretFromStdin } from './stdin.js';
 
 /** Providers whose credential is one API key (the wizard's choice; the others are set with the control plane's credentials routes). */
 const KEY_PROVIDERS = ['openai', 'anthropic', 'gemini', 'mistral', 'groq', 'deepseek', 'xai'] as const satisfies readonly ProviderId[];
@@ -30,12 +31,6 @@ const setupFlags = z.object({
   judgeUrl: z.url({ protocol: /^https?$/ }).optional(),
   judgeModel: z.string().min(1).max(256).optional(),
 });
-
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin as AsyncIterable<Buffer>) chunks.push(chunk);
-  return Buffer.concat(chunks).toString('utf8').trim();
-}
 
 /** What to tell the user about a verification, and whether saving needs their confirmation (401/403 does; 429 and unreachable do not block). */
 function judgeVerification(v: VerifyResult): { line: string; confirm: boolean } {
@@ -84,7 +79,7 @@ export function registerSetupCommand(program: Command, fail: (err: unknown) => n
           select({ message: 'Mode', choices: [{ name: 'connected: a control plane governs this machine', value: 'connected' as const }, { name: 'local: a proxy on this machine, no control plane', value: 'local' as const }] }),
         );
         const provider: KeyProvider = await need(f.provider, '--provider', () => select({ message: 'Model provider', choices: KEY_PROVIDERS.map((p) => ({ name: p, value: p })) }));
-        const key = f.providerKeyStdin ? await readStdin() : await need<string>(undefined, '--provider-key-stdin', () => password({ message: `${provider} API key`, mask: '*' }));
+        const key = f.providerKeyStdin ? (await readSecretFromStdin()).trim() : await need<string>(undefined, '--provider-key-stdin', () => password({ message: `${provider} API key`, mask: '*' }));
         if (key === '') throw new ConfigError('the provider key is empty');
 
         const guard = new UpstreamGuard(false);

@@ -64,7 +64,8 @@ export function parseSopText(text: string, file: string, seen = new Set<string>(
   return { rules, unreadable, prose: prose.join('\n') };
 }
 
-async function markdownFiles(dir: string): Promise<string[]> {
+/** The `.md` files under `dir`, depth first in name order; none when it does not exist. */
+export async function markdownFiles(dir: string): Promise<string[]> {
   let entries;
   try {
     entries = await readdir(dir, { withFileTypes: true });

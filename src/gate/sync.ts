@@ -1,4 +1,4 @@
-import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ControlPlaneApi } from '../config/control-plane-api.js';
@@ -6,7 +6,7 @@ import { buildRuntimeConfig, readConfigFile } from '../config/runtime.js';
 import type { WorkspaceSettings } from '../config/settings.js';
 import { readEngineConfig } from '../decide/engine-config.js';
 import { readPins, stampFor } from '../decide/pins.js';
-import { loadRules } from '../decide/sop-loader.js';
+import { loadRules, markdownFiles } from '../decide/sop-loader.js';
 import { svcHome } from '../lib/paths.js';
 import type { McpServerView } from '../policy/mcp-registry.js';
 import { parseBlockLine } from '../decide/snapshot.js';
@@ -28,21 +28,7 @@ const REVIEW_BEFORE = /^\s*review_before:\s*(.+?)\s*$/;
  */
 export async function sopGateRules(root: string): Promise<GateRule[]> {
   const rules: GateRule[] = [];
-  const walk = async (dir: string): Promise<string[]> => {
-    let entries;
-    try {
-      entries = await readdir(dir, { withFileTypes: true });
-    } catch {
-      return [];
-    }
-    const files: string[] = [];
-    for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-      if (e.isDirectory()) files.push(...(await walk(join(dir, e.name))));
-      else if (e.name.endsWith('.md')) files.push(join(dir, e.name));
-    }
-    return files;
-  };
-  for (const file of await walk(join(root, '.svc', 'sops'))) {
+  for (const file of await markdownFiles(join(root, '.svc', 'sops'))) {
     for (const line of (await readFile(file, 'utf8')).split(/\r?\n/)) {
       const rule = RULE_LINE.exec(line);
       const parsed = rule === null ? null : parseBlockLine(rule[2]!);

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { backupPath, readJsonConfig, restoreJsonConfig, writeJsonConfig, type JsonObject } from './config-file.js';
+import { HARNESS_HOMES } from './harness-config.js';
 import { SVC_COMMAND } from './mcp-install.js';
 
 /** Harnesses whose hook the gate is written into. */
@@ -30,9 +31,20 @@ export function hookCommand(harness: GateHarness): string {
 
 const ours = (command: unknown, harness: GateHarness) => typeof command === 'string' && command.endsWith(` gate hook ${harness}`);
 
+/** Whether a harness file holds the gate svc installs: its hook command, or (Codex) svc's exec-policy rules. */
+export function holdsGate(harness: GateHarness, text: string): boolean {
+  return harness === 'codex' ? text.includes('prefix_rule(') : text.includes(` gate hook ${harness}`);
+}
+
+/** A gate file as it is on disk: its text (null when absent) and whether the gate is in it. */
+export async function gateFileState(target: GateTarget): Promise<{ text: string | null; installed: boolean }> {
+  const text = await readFile(target.file, 'utf8').catch(() => null);
+  return { text, installed: text !== null && holdsGate(target.harness, text) };
+}
+
 /** The harnesses found on this machine: their config folder exists under `home`. */
 export function detectGateHarnesses(home: string): GateHarness[] {
-  return GATE_HARNESSES.filter((h) => existsSync(join(home, `.${h === 'claude-code' ? 'claude' : h}`)));
+  return GATE_HARNESSES.filter((h) => existsSync(join(home, HARNESS_HOMES[h])));
 }
 
 /** The hook files: the user's own, or a project's with `projectDir`. */

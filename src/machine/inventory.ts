@@ -7,7 +7,8 @@ import { redactMcpUrl, type DeviceReportInput } from '../config/inventory-report
 import { gateEventFile } from '../gate/hook.js';
 import { VERSION } from '../lib/version.js';
 import { readJsonConfig, type JsonObject } from './config-file.js';
-import { GATE_HARNESSES, gateTargets, type GateHarness } from './gates-install.js';
+import { GATE_HARNESSES, gateFileState, gateTargets } from './gates-install.js';
+import { HARNESS_HOMES, INIT_HARNESSES } from './harness-config.js';
 import { MCP_HARNESSES, mcpConfigTargets } from './mcp-install.js';
 
 /**
@@ -16,15 +17,8 @@ import { MCP_HARNESSES, mcpConfigTargets } from './mcp-install.js';
  * environment values or command lines; a path outside the home directory is `[redacted]`.
  */
 
-/** Harnesses svc can put a gate into, and others it only finds (no tool-call hook a gate can attach to). */
-const OTHER_HARNESSES: ReadonlyArray<{ type: string; dir: string }> = [
-  { type: 'cline', dir: '.cline' },
-  { type: 'windsurf', dir: join('.codeium', 'windsurf') },
-  { type: 'continue', dir: '.continue' },
-  { type: 'goose', dir: join('.config', 'goose') },
-  { type: 'opencode', dir: join('.config', 'opencode') },
-];
-const HARNESS_DIR: Record<GateHarness, string> = { 'claude-code': '.claude', cursor: '.cursor', gemini: '.gemini', codex: '.codex' };
+/** Harnesses svc finds but cannot put a gate into (no tool-call hook a gate can attach to). */
+const UNGATED_HARNESSES = INIT_HARNESSES.filter((h) => !(GATE_HARNESSES as readonly string[]).includes(h));
 
 function inHome(home: string, path: string): string {
   const rel = relative(home, path);
@@ -46,10 +40,10 @@ export function machineFingerprint(): string {
 
 async function harnesses(home: string, env: NodeJS.ProcessEnv): Promise<DeviceReportInput['harnesses']> {
   const out: DeviceReportInput['harnesses'] = [];
-  for (const { harness, file } of gateTargets(home, GATE_HARNESSES)) {
-    if (!existsSync(join(home, HARNESS_DIR[harness]))) continue;
-    const text = await readFile(file, 'utf8').catch(() => null);
-    const onDisk = text !== null && (harness === 'codex' ? text.includes('prefix_rule(') : text.includes(` gate hook ${harness}`));
+  for (const target of gateTargets(home, GATE_HARNESSES)) {
+    const { harness, file } = target;
+    if (!existsSync(join(home, HARNESS_HOMES[harness]))) continue;
+    const onDisk = (await gateFileState(target)).installed;
     const installedAt = onDisk ? (await stat(file)).mtime.toISOString() : null;
     let last: { at?: string; guardsDisabledAt?: string } = {};
     try {
@@ -68,8 +62,8 @@ async function harnesses(home: string, env: NodeJS.ProcessEnv): Promise<DeviceRe
       lastGuardsDisabledAt: last.guardsDisabledAt ?? null,
     });
   }
-  for (const { type, dir } of OTHER_HARNESSES) {
-    if (existsSync(join(home, dir))) out.push({ type, connectConfigured: false, gateKind: 'none', gateFileOnDisk: false });
+  for (const type of UNGATED_HARNESSES) {
+    if (existsSync(join(home, HARNESS_HOMES[type]))) out.push({ type, connectConfigured: false, gateKind: 'none', gateFileOnDisk: false });
   }
   return out;
 }

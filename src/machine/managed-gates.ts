@@ -3,7 +3,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { svcHome } from '../lib/paths.js';
-import { GATE_HARNESSES, rewriteGateHooks, type GateHarness, type GateTarget } from './gates-install.js';
+import { GATE_HARNESSES, gateFileState, rewriteGateHooks, type GateHarness, type GateTarget } from './gates-install.js';
 
 /**
  * The harness files whose gate svc installed (`$SVC_HOME/gates/managed.json`), so the sync daemon can
@@ -37,12 +37,6 @@ export async function recordManaged(env: NodeJS.ProcessEnv, targets: readonly Ga
   await writeFile(managedPath(env), `${JSON.stringify([...byKey.values()], null, 2)}\n`, { mode: 0o600 });
 }
 
-async function hasGate(t: GateTarget): Promise<boolean> {
-  const text = await readFile(t.file, 'utf8').catch(() => null);
-  if (text === null) return false;
-  return t.harness === 'codex' ? text.includes('prefix_rule(') : text.includes(` gate hook ${t.harness}`);
-}
-
 export interface Tampered {
   readonly harness: GateHarness;
   readonly file: string;
@@ -63,7 +57,7 @@ export async function enforceManagedGates(
 ): Promise<Tampered[]> {
   const out: Tampered[] = [];
   for (const target of await readManaged(env)) {
-    if (await hasGate(target)) continue;
+    if ((await gateFileState(target)).installed) continue;
     if (tier === 'alert-only') {
       out.push({ ...target, reaction: 'recorded', detail: null });
       continue;

@@ -2,7 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { RuntimeConfig } from '../config/runtime.js';
 import { enginesFor } from '../policy/engines.js';
 import type { Finding } from '../policy/inspect.js';
-import type { McpPolicy } from '../policy/mcp.js';
+import { mcpPolicyFrom, type McpPolicy } from '../policy/mcp.js';
 import { budgetCounters, pastWarning, type McpBudget } from '../policy/mcp-budgets.js';
 import type { Store } from '../state/store.js';
 import { toolCallNotice, type RefusedVerdict } from '../policy/notice.js';
@@ -83,7 +83,7 @@ export class McpGovernance {
     if (settings.ok) {
       const s = settings.config.settings;
       this.policy = buildPolicyConfig({ version: settings.config.version, settings: s, localPii: settings.config.piiDetectors, env });
-      this.mcp = { defaultPolicy: s.mcpDefaultPolicy, allowedServers: s.mcpAllowedServers, allowedTools: s.mcpAllowedTools };
+      this.mcp = mcpPolicyFrom(s);
       this.overrides = s.mcpToolDescriptionOverrides ?? {};
       this.budgets = s.mcpBudgets?.budgets ?? [];
       this.warnAtPct = s.mcpBudgets?.warnAtPct;

@@ -22,6 +22,14 @@ export interface McpRefusal {
   readonly reason: string;
 }
 
+/** The workspace settings' MCP lists (and the registry's word, when known) as the verdict reads them. */
+export function mcpPolicyFrom(
+  settings: { readonly mcpDefaultPolicy?: 'allow' | 'deny' | undefined; readonly mcpAllowedServers?: readonly string[] | undefined; readonly mcpAllowedTools?: readonly string[] | undefined },
+  servers?: Readonly<Record<string, McpServerView>>,
+): McpPolicy {
+  return { defaultPolicy: settings.mcpDefaultPolicy, allowedServers: settings.mcpAllowedServers, allowedTools: settings.mcpAllowedTools, ...(servers === undefined ? {} : { servers }) };
+}
+
 const MCP_NAME = /^mcp__(.+?)__(.+)$/;
 
 /** The server and tool of an `mcp__<server>__<tool>` name; null for any other tool. */

@@ -38,7 +38,7 @@ import { readRequestBody } from './request-body.js';
 import { RelayHandler, type RelayRequest } from './relay.js';
 import { AnomalyResponder, type AnomalyPlan } from './anomaly-response.js';
 import type { ToolCallJudge } from '../policy/tool-judge.js';
-import type { McpPolicy } from '../policy/mcp.js';
+import { mcpPolicyFrom, type McpPolicy } from '../policy/mcp.js';
 import type { ToolCallPolicy } from '../policy/tool-verdict.js';
 import type { HoldsClient } from './holds-client.js';
 import { WasmRules } from '../policy/wasm/wasm-rules.js';
@@ -206,8 +206,7 @@ export class ProxyServer implements ExchangeHooks {
     const admission = new Admission(config);
     for (const entry of admission.egress.invalid) this.options.logger.warn({ entry }, 'egress allow entry ignored: not a host, .suffix or CIDR');
     const toolJudges = decide === null ? [this.wasmRules] : [this.wasmRules, decide.tools];
-    const { mcpDefaultPolicy, mcpAllowedServers, mcpAllowedTools } = config.settings;
-    const mcp: McpPolicy = { defaultPolicy: mcpDefaultPolicy, allowedServers: mcpAllowedServers, allowedTools: mcpAllowedTools, servers: config.mcpServers };
+    const mcp = mcpPolicyFrom(config.settings, config.mcpServers);
     return Object.freeze({ config, policy, admission, platformKeys: resolvePlatformKeys(config, this.env), decide, toolJudges, mcp });
   }
 

@@ -1,24 +1,13 @@
 import t from 'tap';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { api, memberWithRole, signUp, startTestControlPlane } from '../helpers/controlplane.js';
 import { CLI } from '../helpers/proxy.js';
-import { svc } from '../helpers/wasm.js';
+import { svc, svcWithStdin } from '../helpers/wasm.js';
 
 t.setTimeout(300_000);
 
-/** The real CLI with `input` on stdin. */
-async function withStdin(args: string[], input: string, env: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stdin.end(input);
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stdout };
-}
 
 t.test('svc connect against a real control plane: the snapshot, a hook event, the inventory with statuses, CSV escaping, roles', async (t) => {
   const cp = await startTestControlPlane(t);
@@ -59,7 +48,7 @@ t.test('svc connect against a real control plane: the snapshot, a hook event, th
   t.match(connected.stdout, /snapshot .*policy-snapshot\.rules/);
   t.ok(existsSync(join(home, '.svc', 'hooks', 'policy-snapshot.rules')), 'the snapshot appears');
 
-  const hook = await withStdin(['gate', 'hook', 'claude-code'], JSON.stringify({ session_id: 's1', tool_name: 'Bash', tool_input: { command: 'ls' }, cwd: work }), env);
+  const hook = await svcWithStdin(['gate', 'hook', 'claude-code'], JSON.stringify({ session_id: 's1', tool_name: 'Bash', tool_input: { command: 'ls' }, cwd: work }), env);
   t.equal(hook.code, 0);
   const events = await cp.db.query<{ type: string }>("SELECT type FROM hook_events WHERE type = 'tool_allowed'");
   t.equal(events.length, 1, 'a hook event reached the control plane');
@@ -150,7 +139,7 @@ t.test('gate events that cannot be reported wait in the hook-event log, and svc 
   const env = { HOME: home, SVC_HOME: join(home, '.svc'), SVC_CONTROL_PLANE_URL: cp.url, SVC_API_KEY: owner.apiKey };
   t.equal((await svc(['gates', 'sync'], env)).code, 0);
   const offline = { ...env, SVC_CONTROL_PLANE_URL: 'http://127.0.0.1:9' };
-  const refused = await withStdin(['gate', 'hook', 'claude-code'], JSON.stringify({ session_id: 'off', tool_name: 'Bash', tool_input: { command: 'git push --force origin main' } }), offline);
+  const refused = await svcWithStdin(['gate', 'hook', 'claude-code'], JSON.stringify({ session_id: 'off', tool_name: 'Bash', tool_input: { command: 'git push --force origin main' } }), offline);
   t.equal(refused.code, 2, 'the snapshot refuses it without the control plane');
   const log = join(home, '.svc', 'events', 'hook-events.jsonl');
   const logged = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l));

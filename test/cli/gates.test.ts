@@ -1,12 +1,11 @@
 import t from 'tap';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { api, memberWithRole, signUp, startTestControlPlane } from '../helpers/controlplane.js';
-import { CLI } from '../helpers/proxy.js';
-import { svc } from '../helpers/wasm.js';
+import { svc, svcWithStdin } from '../helpers/wasm.js';
+
+const hook = (harness: string, input: string, env: NodeJS.ProcessEnv) => svcWithStdin(['gate', 'hook', harness], input, env);
 
 t.setTimeout(300_000);
 
@@ -18,17 +17,6 @@ function sandbox(t: { teardown(fn: () => void): void }) {
   return { root, home, svcHome: join(root, 'svc') };
 }
 
-/** The real CLI with `input` on stdin. */
-async function hook(harness: string, input: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, 'gate', 'hook', harness], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  child.stdin.end(input);
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stdout, stderr };
-}
 
 t.test('gates install / uninstall: Claude Code and Cursor, idempotent, backups, restored byte for byte', async (t) => {
   const { home } = sandbox(t);

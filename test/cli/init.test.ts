@@ -1,24 +1,12 @@
 import t from 'tap';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { api, startTestControlPlane } from '../helpers/controlplane.js';
-import { CLI } from '../helpers/proxy.js';
+import { svcWithStdin } from '../helpers/wasm.js';
 
 t.setTimeout(300_000);
 
-async function svcIn(args: string[], input: string, env: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  child.stdin.end(input);
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stdout, stderr };
-}
 
 /** Every file under `dir` and its bytes. */
 function snapshot(dir: string): Record<string, string> {
@@ -52,7 +40,7 @@ t.test('svc init, non-interactive, in a home with five harnesses: a workspace, a
   put('.config/opencode/opencode.json', JSON.stringify({ $schema: 'https://opencode.ai/config.json', theme: 'system' }));
   const env = { HOME: home, SVC_HOME: join(home, '.svc'), SVC_CONTROL_PLANE_URL: cp.url, SVC_API_KEY: '' };
 
-  const first = await svcIn(['init', '--email', 'dev@example.com', '--password-stdin', '--workspace-name', 'acme', '--project', project], 'correct horse battery\n', env);
+  const first = await svcWithStdin(['init', '--email', 'dev@example.com', '--password-stdin', '--workspace-name', 'acme', '--project', project], 'correct horse battery\n', env);
   t.equal(first.code, 0, first.stderr);
   t.match(first.stdout, /created workspace acme \(ws_\w+\) as dev@example\.com \(OWNER\)/);
   const credentials = JSON.parse(readFileSync(join(home, '.svc', 'credentials.json'), 'utf8'));
@@ -83,7 +71,7 @@ t.test('svc init, non-interactive, in a home with five harnesses: a workspace, a
   }
 
   const before = snapshot(home);
-  const second = await svcIn(['init', '--project', project], '', env);
+  const second = await svcWithStdin(['init', '--project', project], '', env);
   t.equal(second.code, 0, second.stderr);
   t.match(second.stdout, /joined workspace acme/);
   t.match(second.stdout, /already pointed at the proxy/);

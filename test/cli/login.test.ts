@@ -1,12 +1,9 @@
 import t from 'tap';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { api, signUp, startTestControlPlane } from '../helpers/controlplane.js';
-import { CLI } from '../helpers/proxy.js';
-import { svc } from '../helpers/wasm.js';
+import { svc, svcWithStdin } from '../helpers/wasm.js';
 
 t.setTimeout(300_000);
 
@@ -20,17 +17,6 @@ function machine(t: { teardown(fn: () => void): void }) {
   return { HOME: join(root, 'home'), SVC_HOME: join(root, 'svc'), SVC_CONTROL_PLANE_URL: '', SVC_API_KEY: '' };
 }
 
-/** The real CLI with `input` on stdin. */
-async function withStdin(args: string[], input: string, env: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  child.stdin.end(input);
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stdout, stderr };
-}
 
 t.test('login with a key: stored 0600, whoami and status read it, logout forgets it', async (t) => {
   const env = machine(t);
@@ -64,12 +50,12 @@ t.test('login with a key: stored 0600, whoami and status read it, logout forgets
 
 t.test('login with an e-mail and password: a key is made for this machine, and logout revokes it', async (t) => {
   const env = machine(t);
-  const wrong = await withStdin(['login', '--email', owner.email, '--password-stdin', '--control-plane-url', cp.url], 'wrong password\n', env);
+  const wrong = await svcWithStdin(['login', '--email', owner.email, '--password-stdin', '--control-plane-url', cp.url], 'wrong password\n', env);
   t.equal(wrong.code, 1);
   t.match(wrong.stderr, /401/);
-  const login = await withStdin(['login', '--email', owner.email, '--password-stdin', '--dev', '--control-plane-url', cp.url], `${owner.password}\n`, { ...env, SVC_CONTROL_PLANE_URL: cp.url });
+  const login = await svcWithStdin(['login', '--email', owner.email, '--password-stdin', '--dev', '--control-plane-url', cp.url], `${owner.password}\n`, { ...env, SVC_CONTROL_PLANE_URL: cp.url });
   t.equal(login.code, 1, '--dev means the local control plane on port 3001, where nothing answers here');
-  const ok = await withStdin(['login', '--email', owner.email, '--password-stdin', '--control-plane-url', cp.url], `${owner.password}\n`, env);
+  const ok = await svcWithStdin(['login', '--email', owner.email, '--password-stdin', '--control-plane-url', cp.url], `${owner.password}\n`, env);
   t.equal(ok.code, 0, ok.stderr);
   const stored = JSON.parse(readFileSync(join(env.SVC_HOME, 'credentials.json'), 'utf8'));
   t.match(stored, { apiKey: /^vk_/, keyId: /./ });

@@ -1,13 +1,13 @@
 import t from 'tap';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startMockProvider } from '../../bench/mock/provider.js';
 import { api, signUp, startTestControlPlane } from '../helpers/controlplane.js';
 import { freePort } from '../helpers/ports.js';
-import { CLI } from '../helpers/proxy.js';
+import { svcWithStdin } from '../helpers/wasm.js';
+
+const setup = (args: string[], stdin: string, env: NodeJS.ProcessEnv, cwd: string) => svcWithStdin(['setup', ...args], stdin, env, cwd);
 
 t.setTimeout(300_000);
 
@@ -18,16 +18,6 @@ t.teardown(() => mock.close());
 const judge = await startMockProvider();
 t.teardown(() => judge.close());
 
-async function setup(args: string[], stdin: string, env: NodeJS.ProcessEnv, cwd: string) {
-  const child = spawn(process.execPath, [CLI, 'setup', ...args], { cwd, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  child.stdin.end(stdin);
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stdout, stderr };
-}
 
 function machine(t: { teardown(fn: () => void): void }) {
   const root = mkdtempSync(join(tmpdir(), 'svc-setup-'));

@@ -2,7 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { promisify } from 'node:util';
 import { compileRule } from '../../src/policy/wasm/compile.js';
 import { CLI } from './proxy.js';
@@ -147,6 +148,18 @@ export interface CliResult {
   code: number;
   stdout: string;
   stderr: string;
+}
+
+/** The real `svc` command from dist/ with `stdin` written to it (a hook's input, a password). */
+export async function svcWithStdin(args: string[], stdin: string, env: NodeJS.ProcessEnv, cwd?: string): Promise<CliResult> {
+  const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  child.stdin.end(stdin);
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code: code ?? -1, stdout, stderr };
 }
 
 /** Runs the real `svc` command from dist/ with the given environment. */

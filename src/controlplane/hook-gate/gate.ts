@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { PII_DETECTOR_IDS, type WorkspaceSettings } from '../../config/settings.js';
 import { holdKey, HoldLedgerError, type HoldLedger } from '../../policy/holds.js';
 import { DlpScanner } from '../../policy/dlp/scanner.js';
+import { mcpPolicyFrom } from '../../policy/mcp.js';
 import { toolCallNotice } from '../../policy/notice.js';
 import { effectivePiiActions } from '../../policy/policy-config.js';
 import type { ToolCall, ToolCallContext, ToolVerdict } from '../../policy/tool-judge.js';
@@ -131,7 +132,7 @@ export async function evaluateHookGate(services: Services, principal: Principal,
   };
   const [verdict] = await judgeToolCalls([call], ctx, {
     judges,
-    mcp: { defaultPolicy: settings.mcpDefaultPolicy, allowedServers: settings.mcpAllowedServers, allowedTools: settings.mcpAllowedTools, servers: await registryViews(services.db, principal.workspaceId) },
+    mcp: mcpPolicyFrom(settings, await registryViews(services.db, principal.workspaceId)),
     dlp: argumentsDlp(settings),
     ...(shadow ? {} : { holds: localLedger(services, principal, body, now) }),
   });

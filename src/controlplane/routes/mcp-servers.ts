@@ -46,30 +46,32 @@ function checkedName(params: Readonly<Record<string, string>>): string {
 }
 
 /** An owner's or admin's decision on one server: saved, audited, and pushed to every gateway. */
-function decision(
-  path: string,
-  summary: string,
-  decide: (state: McpServerState | null, body: never) => McpServerState,
-  body?: z.ZodType,
-): Route {
-  return route.authed<unknown>('OA', {
-    method: path.endsWith('disabled-tools') ? 'PUT' : 'POST',
-    path: `/mcp/servers/:name/${path}`,
-    summary,
-    ...(body === undefined ? {} : { body }),
+function decision<B = undefined>(d: {
+  method: 'POST' | 'PUT';
+  action: string;
+  summary: string;
+  body?: z.ZodType<B>;
+  decide: (state: McpServerState | null, body: B) => McpServerState;
+}): Route {
+  const { action, decide } = d;
+  return route.authed<B>('OA', {
+    method: d.method,
+    path: `/mcp/servers/:name/${action}`,
+    summary: d.summary,
+    ...(d.body === undefined ? {} : { body: d.body }),
     statuses: [200, 400, 401, 403, 409],
-    handler: async ({ services, principal, params, body: given }) => {
+    handler: async ({ services, principal, params, body }) => {
       const name = checkedName(params);
       const now = new Date(services.clock());
       const { result } = await services.changeConfig(principal.workspaceId, async (tx) => {
         const previous = await loadServer(tx, principal.workspaceId, name, true);
-        const next = decide(previous?.state ?? null, (given ?? {}) as never);
+        const next = decide(previous?.state ?? null, body);
         await saveServer(tx, principal.workspaceId, name, next, now, { decidedBy: principal.memberId });
         await recordConfigChange(tx, {
           workspaceId: principal.workspaceId,
           memberId: principal.memberId,
           key: `mcp.server:${name}`,
-          action: path,
+          action,
           before: previous === null ? null : viewOf(previous.state),
           after: viewOf(next),
         });
@@ -114,23 +116,25 @@ export const mcpServerRoutes: Route[] = [
       return { body: serverJson(observed.server) };
     },
   }),
-  decision(
-    'approve',
-    'Approve a server (a held one with the changed tool set it waits with); a server not seen yet is approved ahead of use',
-    (state, body: z.infer<typeof approveBody>) => {
+  decision({
+    method: 'POST',
+    action: 'approve',
+    summary: 'Approve a server (a held one with the changed tool set it waits with); a server not seen yet is approved ahead of use',
+    body: approveBody,
+    decide: (state, body) => {
       const approved = approveServer(state ?? emptyServerState('pending'), body.digest);
       if (approved === null) throw new ConflictError('DIGEST_MISMATCH', 'The server has listed another tool set since the one approved: review it again.');
       return approved;
     },
-    approveBody,
-  ),
-  decision('block', 'Block a server: every call to it is refused SERVER_BLOCKED', (state) => blockServer(state ?? emptyServerState('blocked'))),
-  decision(
-    'disabled-tools',
-    "Switch single tools off on a server (the whole list): their calls are refused TOOL_DISABLED",
-    (state, body: z.infer<typeof disabledToolsBody>) => ({ ...(state ?? emptyServerState('unreviewed')), disabledTools: [...new Set(body.tools)] }),
-    disabledToolsBody,
-  ),
+  }),
+  decision({ method: 'POST', action: 'block', summary: 'Block a server: every call to it is refused SERVER_BLOCKED', decide: (state) => blockServer(state ?? emptyServerState('blocked')) }),
+  decision({
+    method: 'PUT',
+    action: 'disabled-tools',
+    summary: 'Switch single tools off on a server (the whole list): their calls are refused TOOL_DISABLED',
+    body: disabledToolsBody,
+    decide: (state, body) => ({ ...(state ?? emptyServerState('unreviewed')), disabledTools: [...new Set(body.tools)] }),
+  }),
   route.authed('OA', {
     method: 'DELETE',
     path: '/mcp/servers/:name',
