@@ -15,9 +15,9 @@ const WORDS = ['Sure', ',', ' here', ' is', ' the', ' refactored', ' function', 
 /** @type {import('./index.js').MicroBenchmark} */
 export const sseFramerBenchmark = {
   name: 'sse-framer',
-  description: 'SseFramer.push from dist/proxy/sse.js over ~50 MB of chat stream text in random-sized reads: MB/s',
+  description: 'SseFramer.push from dist/lib/sse.js over ~50 MB of chat stream text in random-sized reads: MB/s',
   async run() {
-    const { SseFramer } = await import('../../dist/proxy/sse.js');
+    const { SseFramer } = await import('../../dist/lib/sse.js');
     const text = chatStreams(TARGET_BYTES);
     const reads = cutAtRandomOffsets(text, MAX_READ_BYTES, SEED);
     const seconds = medianSeconds(() => {
@@ -34,7 +34,7 @@ export const sseFramerBenchmark = {
 
 /**
  * Pushes every read through the framer, then flushes it.
- * @param {import('../../dist/proxy/sse.js').SseFramer} framer
+ * @param {import('../../dist/lib/sse.js').SseFramer} framer
  * @param {Buffer[]} reads
  * @returns {number} bytes passed on
  */

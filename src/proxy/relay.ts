@@ -13,7 +13,7 @@ import type { Exchange } from './exchange.js';
 import type { RouteKind } from './routes.js';
 import type { RetryHook } from './upstream-call.js';
 import { MAX_CACHED_BYTES, type CachedResponse } from './response-cache.js';
-import { dataLinesContaining, SseFramer } from './sse.js';
+import { dataLinesContaining, SseFramer } from '../lib/sse.js';
 import { annotateBody, StreamNoteTap, type JudgeText } from './response-notes.js';
 import { reviewResponseToolCalls } from './tool-calls.js';
 import { reviewResponse, type ResponseReview } from './response-rules.js';

@@ -1,33 +1,10 @@
 import type { RouteKind } from './routes.js';
 import type { ToolCallReview } from './tool-calls-review.js';
-import { isJsonObject } from '../lib/json.js';
+import { parseSseEvents } from '../lib/sse.js';
 import { ChatStream } from './tool-calls/chat-stream.js';
 import { MessagesStream } from './tool-calls/messages-stream.js';
 import { ResponsesStream } from './tool-calls/responses-stream.js';
-import type { GateIO, SseEvent, StreamShape } from './tool-calls/shape.js';
-
-function parseEvents(buf: Buffer): SseEvent[] {
-  const out: SseEvent[] = [];
-  for (const raw of buf.toString('utf8').split(/\r?\n\r?\n/)) {
-    if (raw.trim() === '') continue;
-    let name: string | null = null;
-    let data = '';
-    for (const line of raw.split(/\r?\n/)) {
-      if (line.startsWith('event:')) name = line.slice(6).trim();
-      else if (line.startsWith('data:')) data += (data === '' ? '' : '\n') + line.slice(line.startsWith('data: ') ? 6 : 5);
-    }
-    let parsed: unknown = null;
-    if (data.startsWith('{')) {
-      try {
-        parsed = JSON.parse(data);
-      } catch {
-        parsed = null;
-      }
-    }
-    out.push({ raw, name, data: isJsonObject(parsed) ? parsed : null });
-  }
-  return out;
-}
+import type { GateIO, StreamShape } from './tool-calls/shape.js';
 
 const SHAPES: Partial<Record<RouteKind, new (io: GateIO) => StreamShape>> = { chat: ChatStream, messages: MessagesStream, responses: ResponsesStream };
 
@@ -84,7 +61,7 @@ export class ToolCallStreamGate {
   private async drain(): Promise<void> {
     try {
       while (this.input.length > 0) {
-        for (const ev of parseEvents(this.input.shift()!)) {
+        for (const ev of parseSseEvents(this.input.shift()!)) {
           const pending = this.shape.accept(ev);
           if (pending === undefined) continue;
           this.flush();

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { dataLinesContaining, SseFramer } from '../../src/proxy/sse.js';
+import { dataLinesContaining, parseSseEvents, SseFramer } from '../../src/lib/sse.js';
 
 const b = (s: string) => Buffer.from(s);
 
@@ -35,4 +35,15 @@ t.test('dataLinesContaining parses only the data lines that mention the needle',
   t.same(dataLinesContaining(events, '"usage"'), [{ usage: { prompt_tokens: 3 } }]);
   t.same(dataLinesContaining(b('data: {"x":1}\n\n'), '"usage"'), []);
   t.same(dataLinesContaining(b('data: {"usage": broken\n\n'), '"usage"'), [], 'unparseable lines are skipped');
+});
+
+t.test('parseSseEvents reads each event: name, JSON data, raw text', async (t) => {
+  const events = parseSseEvents(b('event: ping\ndata: {"a":1}\n\ndata: [DONE]\r\n\r\ndata: {"b":\ndata: 2}\n\n: keep-alive\n\n'));
+  t.same(events, [
+    { raw: 'event: ping\ndata: {"a":1}', name: 'ping', data: { a: 1 } },
+    { raw: 'data: [DONE]', name: null, data: null },
+    { raw: 'data: {"b":\ndata: 2}', name: null, data: { b: 2 } },
+    { raw: ': keep-alive', name: null, data: null },
+  ]);
+  t.same(parseSseEvents(b('data: {broken\n\ndata: [1,2]\n\n')).map((e) => e.data), [null, null], 'broken JSON and non-objects read as null');
 });

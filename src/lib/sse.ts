@@ -1,3 +1,11 @@
+import { isJsonObject, type JsonObject } from './json.js';
+
+/**
+ * Server-sent events as they come off the wire: a byte stream cut at event boundaries
+ * (SseFramer), and a run of complete events read into their name and JSON data (parseSseEvents,
+ * dataLinesContaining). The proxy's relay and the client SDK both read streams with these.
+ */
+
 const LF_LF = Buffer.from('\n\n');
 const CRLF_CRLF = Buffer.from('\r\n\r\n');
 
@@ -46,6 +54,41 @@ export class SseFramer {
     this.carry = null;
     return rest;
   }
+}
+
+/** One server-sent event: its raw text (without the blank line) and, when its data is a JSON object, that. */
+export interface SseEvent {
+  readonly raw: string;
+  /** The `event:` field, if any. */
+  readonly name: string | null;
+  readonly data: JsonObject | null;
+}
+
+/**
+ * The events of a run of complete events (as SseFramer returns them). Multi-line data is joined
+ * with newlines; data that is not a JSON object (`[DONE]`, keep-alives) reads as null.
+ */
+export function parseSseEvents(events: Buffer): SseEvent[] {
+  const out: SseEvent[] = [];
+  for (const raw of events.toString('utf8').split(/\r?\n\r?\n/)) {
+    if (raw.trim() === '') continue;
+    let name: string | null = null;
+    let data = '';
+    for (const line of raw.split(/\r?\n/)) {
+      if (line.startsWith('event:')) name = line.slice(6).trim();
+      else if (line.startsWith('data:')) data += (data === '' ? '' : '\n') + line.slice(line.startsWith('data: ') ? 6 : 5);
+    }
+    let parsed: unknown = null;
+    if (data.startsWith('{')) {
+      try {
+        parsed = JSON.parse(data);
+      } catch {
+        parsed = null;
+      }
+    }
+    out.push({ raw, name, data: isJsonObject(parsed) ? parsed : null });
+  }
+  return out;
 }
 
 const DATA_PREFIX = 'data:';
