@@ -38,7 +38,7 @@ program
   .option('--threads <n>', 'policy worker threads (SVC_THREADS, default cores - 1)')
   .option('--valkey-url <url>', 'Redis/Valkey URL of the shared store (SVC_VALKEY_URL)')
   .option('--control-plane-url <url>', 'take the config from this control plane and ship traces to it (SVC_CONTROL_PLANE_URL)')
-  .option('--api-key <vk_key>', 'the workspace key the proxy uses with the control plane (SVC_API_KEY)')
+  .option('--api-key <key>', "the gateway's gwt_ token (it names the gateway), or a workspace vk_ key, for the control plane (SVC_API_KEY)")
   .option('--gateway-id <id>', 'the gateway to sync as; without it one is registered and remembered (SVC_GATEWAY_ID)')
   .action((opts: Record<string, string | undefined>) => import('./proxy-command.js').then(({ runProxy }) => runProxy(opts)).catch(fail));
 

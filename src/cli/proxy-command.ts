@@ -21,7 +21,7 @@ const optionsSchema = z.object({
   threads: z.coerce.number().int().min(1).max(256),
   valkeyUrl: z.url({ protocol: /^(redis|rediss|valkey|valkeys)$/ }).optional(),
   controlPlaneUrl: z.url({ protocol: /^https?$/ }).optional(),
-  apiKey: z.string().regex(/^vk_[A-Za-z0-9_-]{8,200}$/, 'the API key is a vk_ key').optional(),
+  apiKey: z.string().regex(/^(vk_[A-Za-z0-9_-]{8,200}|gwt_[0-9A-Z]{26}\.[A-Za-z0-9_-]{43})$/, 'the API key is a vk_ key or a gateway\'s gwt_ token').optional(),
   gatewayId: z.string().min(1).max(128).optional(),
   syncPollMs: z.coerce.number().int().min(100).max(3_600_000),
   syncHeartbeatMs: z.coerce.number().int().min(100).max(3_600_000),

@@ -4,12 +4,23 @@ import { dirname } from 'node:path';
 import { request } from 'undici';
 import { ConfigError } from '../lib/errors.js';
 
+/** The gateway a `gwt_<ulid>.<secret>` gateway token names; undefined for any other key. */
+export function gatewayOfToken(apiKey: string): string | undefined {
+  const match = /^gwt_([0-9A-HJKMNP-TV-Z]{26})\./.exec(apiKey);
+  return match === null ? undefined : `gw_${match[1]}`;
+}
+
 /**
- * The gateway this proxy syncs as: the one given, else the one registered earlier for this control
- * plane (remembered in `file`), else a new registration named after the host (needs an OWNER or
- * ADMIN key).
+ * The gateway this proxy syncs as: the one its gateway token names, else the one given, else the
+ * one registered earlier for this control plane (remembered in `file`), else a new registration
+ * named after the host (needs an OWNER or ADMIN key).
  */
 export async function resolveGatewayId(opts: { given: string | undefined; controlPlaneUrl: string; apiKey: string; file: string }): Promise<string> {
+  const ofToken = gatewayOfToken(opts.apiKey);
+  if (ofToken !== undefined) {
+    if (opts.given !== undefined && opts.given !== ofToken) throw new ConfigError(`the gateway token belongs to gateway ${ofToken}, not ${opts.given}`);
+    return ofToken;
+  }
   if (opts.given !== undefined) return opts.given;
   const remembered = await readFile(opts.file, 'utf8').then(
     (text) => (JSON.parse(text) as Record<string, string>)[opts.controlPlaneUrl],

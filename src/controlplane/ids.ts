@@ -19,4 +19,6 @@ export const newId = {
   siemDestination: () => 'siem_' + ulid(),
   siemEntry: () => 'sq_' + ulid(),
   device: () => 'dev_' + ulid(),
+  org: () => 'org_' + ulid(),
+  team: () => 'team_' + ulid(),
 };

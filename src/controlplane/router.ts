@@ -34,7 +34,7 @@ export interface Reply {
 }
 
 interface RouteBase<Body, Query> {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** Below /api/v1, with `:name` segments. */
   path: string;
   summary: string;
@@ -54,6 +54,8 @@ interface RouteBase<Body, Query> {
    * a body or query, 401 and 403 as its access implies, and 404 when its path has parameters.
    */
   statuses?: readonly number[];
+  /** A gateway's own `gwt_` token may call it (config sync, heartbeats, traces, holds); no other route. */
+  gateway?: boolean;
 }
 
 export interface PublicRoute<Body, Query> extends RouteBase<Body, Query> {

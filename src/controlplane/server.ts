@@ -170,7 +170,7 @@ export class ControlPlaneServer {
       if (found === undefined) throw new NotFoundError(`No route for ${intake.method} ${intake.path}.`);
       if (found === 'method') throw new ApiError(405, 'METHOD_NOT_ALLOWED', `${intake.method} is not allowed on ${intake.path}.`);
       const { route: r, params } = found;
-      const principal = r.access === 'P' ? undefined : await this.authorize(r.access, intake.authorization);
+      const principal = r.access === 'P' ? undefined : await this.authorize(r, intake.authorization);
       assertStorable(params, 'path');
       const query = r.query === undefined ? undefined : this.parse(r.query, this.storable(Object.fromEntries(new URLSearchParams(intake.query)), 'query', 400), 400);
       const invalidBody = r.invalidBodyStatus ?? 400;
@@ -190,9 +190,11 @@ export class ControlPlaneServer {
     }
   }
 
-  private async authorize(access: Exclude<Route['access'], 'P'>, authorization: string) {
+  private async authorize(r: Extract<Route, { access: Exclude<Route['access'], 'P'> }>, authorization: string) {
+    const access = r.access;
     const principal = await resolvePrincipal(this.options.db, this.services.tokens, authorization);
     if (principal === undefined) throw new UnauthorizedError();
+    if (principal.gateway !== undefined && r.gateway !== true) throw new ForbiddenError('A gateway token may call only the routes a gateway needs.');
     if (access === 'SESSION' && principal.sessionId === undefined) throw new UnauthorizedError('This route needs a login access token, not an API key.');
     if (!roleAllowed(access, principal.role)) throw new ForbiddenError(`Your role ${principal.role} may not do this.`);
     return principal;

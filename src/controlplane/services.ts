@@ -25,6 +25,7 @@ export interface ControlPlaneSettings {
 export interface SocketRevoker {
   sessionsEnded(sessionIds: readonly string[]): void;
   keysRevoked(keyIds: readonly string[]): void;
+  gatewayTokensEnded(gatewayId: string, keepTokenHash?: string): void;
 }
 
 /** Everything a route handler uses. */

@@ -34,7 +34,7 @@ t.test('the OpenAPI document lists every route with the schemas it validates wit
   t.same(statuses('/auth/resend-verification', 'post'), ['200', '400', '404', '409', '429'], 'seed 000: USER_NOT_FOUND, ALREADY_VERIFIED, RATE_LIMITED');
   t.same(statuses('/auth/signup', 'post'), ['201', '409', '422', '429', '503']);
   t.ok(doc.paths['/auth/login'].post.responses['429'].headers['retry-after'], 'a 429 documents retry-after');
-  t.same(statuses('/gateways/{id}/config', 'get'), ['200', '304', '400', '401', '404']);
+  t.same(statuses('/gateways/{id}/config', 'get'), ['200', '304', '400', '401', '403', '404']);
   t.same(statuses('/members', 'get'), ['200', '401']);
   t.same(statuses('/policies/{policyId}/disable', 'post'), ['200', '400', '401', '403', '404']);
 });

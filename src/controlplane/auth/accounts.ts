@@ -50,8 +50,6 @@ export interface NewAccount {
 /** A user, their workspace on the free_trial plan with them as OWNER, and a first vk_ key; inside `tx`. */
 export async function insertAccount(tx: Queryable, input: NewAccount) {
   const user = { id: newId.user(), email: input.email, name: input.name, emailVerified: input.verified === true };
-  const workspace = { id: newId.workspace(), name: input.workspaceName ?? `${input.name}'s workspace`, plan: 'free_trial' };
-  const memberId = newId.member();
   await tx.query(`INSERT INTO users (id, email, name, password_hash, email_verified_at) VALUES ($1, $2, $3, $4, CASE WHEN $5 THEN now() END)`, [
     user.id,
     input.email,
@@ -59,10 +57,17 @@ export async function insertAccount(tx: Queryable, input: NewAccount) {
     input.passwordHash,
     user.emailVerified,
   ]);
-  await tx.query('INSERT INTO workspaces (id, name, plan) VALUES ($1, $2, $3)', [workspace.id, workspace.name, workspace.plan]);
-  await tx.query('INSERT INTO members (id, workspace_id, user_id, role, display_name) VALUES ($1, $2, $3, $4, $5)', [memberId, workspace.id, user.id, 'OWNER', input.name]);
+  return { user, ...(await insertWorkspace(tx, { name: input.workspaceName ?? `${input.name}'s workspace`, ownerUserId: user.id, ownerName: input.name })) };
+}
+
+/** A workspace on the free_trial plan (in an org's team when given), its OWNER and their first vk_ key; inside `tx`. */
+export async function insertWorkspace(tx: Queryable, input: { name: string; ownerUserId: string; ownerName: string; orgId?: string; teamId?: string }) {
+  const workspace = { id: newId.workspace(), name: input.name, plan: 'free_trial', orgId: input.orgId ?? null, teamId: input.teamId ?? null };
+  const memberId = newId.member();
+  await tx.query('INSERT INTO workspaces (id, name, plan, org_id, team_id) VALUES ($1, $2, $3, $4, $5)', [workspace.id, workspace.name, workspace.plan, workspace.orgId, workspace.teamId]);
+  await tx.query('INSERT INTO members (id, workspace_id, user_id, role, display_name) VALUES ($1, $2, $3, $4, $5)', [memberId, workspace.id, input.ownerUserId, 'OWNER', input.ownerName]);
   const apiKey = await createApiKey(tx, { memberId, workspaceId: workspace.id, name: 'default' });
-  return { user, workspace, member: { id: memberId, role: 'OWNER' as Role }, apiKey };
+  return { workspace, member: { id: memberId, role: 'OWNER' as Role }, apiKey };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { hashKey } from '../../config/runtime.js';
 import type { Database } from '../db/database.js';
-import type { TokenIssuer } from './tokens.js';
+import { GATEWAY_TOKEN_PREFIX, type TokenIssuer } from './tokens.js';
 
 export const ROLES = ['OWNER', 'ADMIN', 'EM', 'DEVELOPER', 'VIEWER'] as const;
 export type Role = (typeof ROLES)[number];
@@ -15,6 +15,11 @@ export interface Principal {
   readonly sessionId: string | undefined;
   /** Set when the caller used a vk_ key. */
   readonly keyId?: string | undefined;
+  /**
+   * Set when the caller used a gateway's own `gwt_` token: it acts for the workspace as the member
+   * who registered the gateway, and may call only the routes a gateway needs.
+   */
+  readonly gateway?: { readonly id: string; readonly tokenHash: string } | undefined;
 }
 
 interface MemberRow {
@@ -32,6 +37,7 @@ export async function resolvePrincipal(db: Database, tokens: TokenIssuer, author
   const match = /^bearer\s+(\S+)\s*$/i.exec(authorization);
   if (match === null) return undefined;
   const token = match[1]!;
+  if (token.startsWith(GATEWAY_TOKEN_PREFIX)) return gatewayPrincipal(db, token);
   if (token.startsWith('vk_')) {
     const [row] = await db.query<MemberRow>(
       `SELECT k.id AS key_id, ${MEMBER_COLUMNS} FROM api_keys k JOIN members m ON m.id = k.member_id
@@ -50,8 +56,34 @@ export async function resolvePrincipal(db: Database, tokens: TokenIssuer, author
   return row && { memberId: row.member_id, userId: row.user_id, workspaceId: row.workspace_id, role: row.role, sessionId: claims.sid };
 }
 
-/** Whether the key or session behind `principal` still holds (not revoked, not expired). */
+/**
+ * The principal of a gateway token: the current one, or the one it replaced while its grace lasts.
+ * The gateway keeps working after the member who registered it is deactivated (it belongs to the
+ * workspace); it takes the DEVELOPER role, and the router lets it reach only gateway routes.
+ */
+async function gatewayPrincipal(db: Database, token: string): Promise<Principal | undefined> {
+  const tokenHash = hashKey(token);
+  const [row] = await db.query<{ id: string; workspace_id: string; member_id: string; user_id: string }>(
+    `SELECT g.id, g.workspace_id, m.id AS member_id, m.user_id FROM gateways g JOIN members m ON m.id = g.registered_by
+     WHERE g.revoked_at IS NULL AND (g.token_hash = $1 OR (g.previous_token_hash = $1 AND g.previous_token_valid_until > now()))`,
+    [tokenHash],
+  );
+  return row && { memberId: row.member_id, userId: row.user_id, workspaceId: row.workspace_id, role: 'DEVELOPER', sessionId: undefined, gateway: { id: row.id, tokenHash } };
+}
+
+/** Whether the key, session or gateway token behind `principal` still holds (not revoked, not expired). */
 export async function credentialHolds(db: Database, principal: Principal): Promise<boolean> {
+  if (principal.gateway !== undefined) {
+    const { id, tokenHash } = principal.gateway;
+    return (
+      (
+        await db.query(
+          `SELECT 1 FROM gateways WHERE id = $1 AND revoked_at IS NULL AND (token_hash = $2 OR (previous_token_hash = $2 AND previous_token_valid_until > now()))`,
+          [id, tokenHash],
+        )
+      ).length > 0
+    );
+  }
   if (principal.keyId !== undefined) {
     return (await db.query('SELECT 1 FROM api_keys WHERE id = $1 AND revoked_at IS NULL', [principal.keyId])).length > 0;
   }

@@ -48,3 +48,7 @@ export class TokenIssuer {
 
 export const newRefreshToken = (): string => 'rt_' + randomBytes(32).toString('base64url');
 export const newVirtualKey = (): string => 'vk_' + randomBytes(24).toString('base64url');
+
+export const GATEWAY_TOKEN_PREFIX = 'gwt_';
+/** A gateway's own credential; it names its gateway (`gwt_<ulid>.<secret>`) so a proxy needs nothing else. */
+export const newGatewayToken = (gatewayId: string): string => `${GATEWAY_TOKEN_PREFIX}${gatewayId.replace(/^gw_/, '')}.${randomBytes(32).toString('base64url')}`;

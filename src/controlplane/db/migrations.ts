@@ -391,6 +391,34 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE members ADD COLUMN deactivated_at timestamptz;
   `,
+  `
+  ALTER TABLE gateways ADD COLUMN token_hash text UNIQUE;
+  ALTER TABLE gateways ADD COLUMN previous_token_hash text UNIQUE;
+  ALTER TABLE gateways ADD COLUMN previous_token_valid_until timestamptz;
+  ALTER TABLE gateways ADD COLUMN token_last_four text;
+  ALTER TABLE gateways ADD COLUMN token_rotated_at timestamptz;
+  ALTER TABLE gateways ADD COLUMN deployment_target text NOT NULL DEFAULT 'self-hosted';
+  ALTER TABLE gateways ADD COLUMN url text;
+  ALTER TABLE gateways ADD COLUMN registered_by text;
+  ALTER TABLE gateways ADD COLUMN revoked_at timestamptz;
+  CREATE TABLE orgs (
+    id text PRIMARY KEY,
+    name text NOT NULL,
+    owner_user_id text NOT NULL REFERENCES users(id),
+    gateway_id text REFERENCES gateways(id),
+    created_at timestamptz NOT NULL DEFAULT now()
+  );
+  CREATE TABLE teams (
+    id text PRIMARY KEY,
+    org_id text NOT NULL REFERENCES orgs(id),
+    name text NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (org_id, name)
+  );
+  ALTER TABLE workspaces ADD COLUMN org_id text REFERENCES orgs(id);
+  ALTER TABLE workspaces ADD COLUMN team_id text REFERENCES teams(id);
+  ALTER TABLE workspaces ADD COLUMN gateway_id text REFERENCES gateways(id);
+  `,
 ];
 
 export async function migrate(db: Database): Promise<void> {

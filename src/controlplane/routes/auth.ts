@@ -1,19 +1,12 @@
 import { z } from 'zod';
+import { password, signupBody, signupOrgBody } from '../contracts/auth.js';
 import { emailHolders, insertAccount, lockEmail, normalizeEmail, openSession, refreshSession } from '../auth/accounts.js';
 import { resendVerification, sendPendingSignup, sendSignupVerification, verifyEmail } from '../auth/verification.js';
 import { ConflictError, NotFoundError, RateLimitedError, SignupDisabledError, UnauthorizedError } from '../errors.js';
+import { insertOrg, insertTeam, orgView, teamView } from '../orgs/store.js';
 import { route, type ClientInfo, type Route } from '../router.js';
 import type { Services } from '../services.js';
 import { addressSubject } from '../throttle/throttle.js';
-
-const password = z.string().min(8).max(128);
-
-const signupBody = z.strictObject({
-  email: z.email(),
-  password,
-  name: z.string().min(1).max(128),
-  workspaceName: z.string().min(1).max(64).optional(),
-});
 
 const registerBody = z.strictObject({ email: z.email().max(256), password, name: z.string().min(1).max(128) });
 const loginBody = z.strictObject({ email: z.string().min(1).max(256), password: z.string().min(1).max(1024) });
@@ -29,7 +22,13 @@ const ADDRESS_TAKEN = (email: string) =>
     `An account with the email ${email} already exists. If the address is yours and that account was never verified, a message sent to it lets you complete this sign-up.`,
   );
 
-async function signUp(services: Services, body: z.infer<typeof signupBody>, client: ClientInfo) {
+/** What an org sign-up creates around the new workspace: the org (owned by the new user) and a first team. */
+interface OrgSignup {
+  orgName: string;
+  teamName: string;
+}
+
+async function signUp(services: Services, body: z.infer<typeof signupBody>, client: ClientInfo, orgSignup?: OrgSignup) {
   if (!services.settings.signupEnabled) throw new SignupDisabledError();
   await services.throttle.take('signupAddress', addressSubject(client.address));
   const email = normalizeEmail(body.email);
@@ -39,7 +38,12 @@ async function signUp(services: Services, body: z.infer<typeof signupBody>, clie
     const holders = await emailHolders(tx, email);
     if (holders.verified !== undefined) return { taken: 'verified' as const };
     if (holders.unverified.length > 0) return { taken: 'unverified' as const };
-    return { account: await insertAccount(tx, { email, passwordHash, name: body.name, workspaceName: body.workspaceName }) };
+    const account = await insertAccount(tx, { email, passwordHash, name: body.name, workspaceName: body.workspaceName });
+    if (orgSignup === undefined) return { account };
+    const org = await insertOrg(tx, { name: orgSignup.orgName, ownerUserId: account.user.id, workspaceId: account.workspace.id });
+    const team = (await insertTeam(tx, org.id, orgSignup.teamName))!;
+    await tx.query('UPDATE workspaces SET team_id = $2 WHERE id = $1', [account.workspace.id, team.id]);
+    return { account: { ...account, workspace: { ...account.workspace, orgId: org.id, teamId: team.id } }, org: orgView(org), team: teamView(team) };
   });
   if (outcome.taken !== undefined) {
     if (outcome.taken === 'unverified' && (await mayMail(services, email))) {
@@ -52,6 +56,7 @@ async function signUp(services: Services, body: z.infer<typeof signupBody>, clie
   return {
     status: 201,
     body: {
+      ...(outcome.org === undefined ? {} : { org: outcome.org, team: outcome.team }),
       user: account.user,
       workspace: account.workspace,
       member: account.member,
@@ -81,6 +86,18 @@ export const authRoutes: Route[] = [
     invalidBodyStatus: 422,
     statuses: [201, 409, 422, 429, 503],
     handler: ({ services, body, client }) => signUp(services, body, client),
+  }),
+  route.public<z.infer<typeof signupOrgBody>>({
+    method: 'POST',
+    path: '/auth/signup/org',
+    summary: 'Sign up as an org: the user, an org they own, its first team and a workspace in it, a virtual API key; a verification token is mailed',
+    body: signupOrgBody,
+    invalidBodyStatus: 422,
+    statuses: [201, 409, 422, 429, 503],
+    handler: ({ services, body, client }) => {
+      const { orgName, teamName, ...account } = body;
+      return signUp(services, account, client, { orgName, teamName });
+    },
   }),
   route.public({
     method: 'POST',

@@ -87,6 +87,7 @@ export const decisionRoutes: Route[] = [
     handler: async ({ services, principal, query }) => ({ body: await listHolds(services.db, new Date(services.clock()), principal.workspaceId, query) }),
   }),
   route.authed<HoldBody>('A', {
+    gateway: true,
     method: 'POST',
     path: '/decisions',
     statuses: [200, 201, 400, 401, 403],
@@ -119,6 +120,7 @@ export const decisionRoutes: Route[] = [
   }),
   route.authed<undefined, z.infer<typeof bypassQuery>>('A', {
     method: 'GET',
+    gateway: true,
     path: '/decisions/approved-bypasses',
     summary: 'Unexpired approvals that let an exact call (rule, tool, SHA-256 of the arguments as canonical JSON) through now',
     query: bypassQuery,
@@ -126,6 +128,7 @@ export const decisionRoutes: Route[] = [
   }),
   route.authed<SubstitutionsBody>('A', {
     method: 'POST',
+    gateway: true,
     path: '/decisions/substitutions',
     summary: 'A gateway reports the tool calls it rewrote (blocked or held); answers the incident each opened or joined',
     body: substitutionsBody,

@@ -66,6 +66,7 @@ export const hookGateRoutes: Route[] = [
   }),
   route.authed<EventsBody>('A', {
     method: 'POST',
+    gateway: true,
     path: '/hook-events',
     summary: 'Gates report their decisions (one event or `{ events }`, up to 500); an event id already recorded is skipped. A tool_blocked or tool_held event without an incident opens or joins one',
     body: eventsBody,

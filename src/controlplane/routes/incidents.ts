@@ -37,6 +37,7 @@ export const incidentRoutes: Route[] = [
   }),
   route.authed<z.infer<typeof killBody>>('A', {
     method: 'POST',
+    gateway: true,
     path: '/incidents/kills',
     statuses: [200, 400, 401, 403],
     summary: 'A gateway records a request it refused (KILL) before answering, so the refusal can name its incident; the trace shipped later does not count it again',

@@ -13,6 +13,7 @@ import { mcpServerRoutes } from './mcp-servers.js';
 import { memberRoutes } from './members.js';
 import { notificationRoutes } from './notifications.js';
 import { openApiDocument } from './openapi.js';
+import { orgRoutes } from './orgs.js';
 import { policyRoutes } from './policies.js';
 import { settingsRoutes } from './settings.js';
 import { siemRoutes } from './siem.js';
@@ -28,6 +29,7 @@ const apiRoutes: Route[] = [
   ...credentialRoutes,
   ...budgetRoutes,
   ...gatewayRoutes,
+  ...orgRoutes,
   ...traceRoutes,
   ...usageRoutes,
   ...policyRoutes,

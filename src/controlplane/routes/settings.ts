@@ -24,6 +24,16 @@ const TIMELINE_KINDS = [
   'member.deactivated',
   'member.reactivated',
   'member.role_changed',
+  'gateway.registered',
+  'gateway.config_changed',
+  'gateway.token_rotated',
+  'gateway.token_self_rotated',
+  'gateway.revoked',
+  'workspace.gateway_assigned',
+  'org.created',
+  'org.gateway_assigned',
+  'team.created',
+  'workspace.created',
 ] as const;
 
 const timelineQuery = z.strictObject({

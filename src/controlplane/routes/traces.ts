@@ -21,6 +21,7 @@ const traceOut = (r: StoredTrace) => ({ ...r.record, token_utility: r.token_util
 export const traceRoutes: Route[] = [
   route.authed<SyncBackBody>('A', {
     method: 'POST',
+    gateway: true,
     path: '/traces/sync-back',
     summary: "A gateway ships a batch of trace records; a record already stored (same id) is skipped, so replays are safe",
     body: syncBackBodySchema,

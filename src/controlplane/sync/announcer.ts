@@ -18,7 +18,8 @@ const topic = (workspaceId: string) => `config/${workspaceId}`;
 /** The close code of a socket whose credential ended (1008, policy violation, as for a refused one). */
 export const CREDENTIAL_ENDED = 1008;
 
-const credentialOf = (p: Principal): string => (p.keyId !== undefined ? `key:${p.keyId}` : `session:${p.sessionId}`);
+const credentialOf = (p: Principal): string =>
+  p.gateway !== undefined ? `gateway:${p.gateway.id}:${p.gateway.tokenHash}` : p.keyId !== undefined ? `key:${p.keyId}` : `session:${p.sessionId}`;
 
 export interface AnnouncerOptions {
   /**
@@ -123,6 +124,13 @@ export class ConfigAnnouncer {
   /** Closes the sockets of these keys (revoked). */
   keysRevoked(keyIds: readonly string[]): void {
     for (const id of keyIds) this.closeCredential(`key:${id}`, 'key revoked');
+  }
+
+  /** Closes the sockets of a revoked gateway, or of every token of it but `keepTokenHash` (rotated). */
+  gatewayTokensEnded(gatewayId: string, keepTokenHash?: string): void {
+    for (const credential of [...this.sockets.keys()]) {
+      if (credential.startsWith(`gateway:${gatewayId}:`) && credential !== `gateway:${gatewayId}:${keepTokenHash}`) this.closeCredential(credential, 'gateway token ended');
+    }
   }
 
   /** Sockets open now. */
