@@ -7,6 +7,7 @@ import { credentialHolds, resolvePrincipal, roleAllowed } from './auth/principal
 import { TokenIssuer } from './auth/tokens.js';
 import { UpstreamGuard } from './credentials/egress.js';
 import type { Database, Queryable } from './db/database.js';
+import { routeStatuses } from './routes/openapi.js';
 import { ApiError, ForbiddenError, NotFoundError, PayloadTooLargeError, UnauthorizedError, ValidationError } from './errors.js';
 import { loggableError } from './failures.js';
 import type { Mailer } from './mail/mailer.js';
@@ -47,6 +48,11 @@ export interface ControlPlaneServerOptions {
   delivery?: Partial<DeliveryTuning>;
   /** Where the hook gate's decide engine and pins are read from (default process.env). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * A success status a route does not document becomes a 500 UNDOCUMENTED_STATUS (tests run so, to
+   * keep the OpenAPI document true); otherwise it is logged.
+   */
+  strictDocumentation?: boolean;
 }
 
 interface Intake {
@@ -184,7 +190,9 @@ export class ControlPlaneServer {
       }
       const ctx = { services: this.services, params, body, query, headers: { ifNoneMatch: intake.ifNoneMatch }, client: { address: intake.address }, principal };
       const reply = await r.handler(ctx as never);
-      return { status: reply.status ?? 200, body: reply.body, headers: reply.headers ?? {} };
+      const status = reply.status ?? 200;
+      if (status < 400 && !routeStatuses(r).includes(status)) this.undocumented(r, status);
+      return { status, body: reply.body, headers: reply.headers ?? {} };
     } catch (err) {
       return this.errorReply(err);
     }
@@ -198,6 +206,12 @@ export class ControlPlaneServer {
     if (access === 'SESSION' && principal.sessionId === undefined) throw new UnauthorizedError('This route needs a login access token, not an API key.');
     if (!roleAllowed(access, principal.role)) throw new ForbiddenError(`Your role ${principal.role} may not do this.`);
     return principal;
+  }
+
+  private undocumented(r: Route, status: number): void {
+    const message = `${r.method} ${r.path} answered ${status}, which its OpenAPI entry does not list`;
+    if (this.options.strictDocumentation === true) throw new ApiError(500, 'UNDOCUMENTED_STATUS', message);
+    this.options.logger.warn({ route: `${r.method} ${r.path}`, status }, 'route answered an undocumented status');
   }
 
   private readJson(raw: Buffer, contentType: string): unknown {

@@ -34,7 +34,7 @@ export interface ControlPlaneOptions {
    * Test-only knobs, never exposed on the command line: a cheaper scrypt cost (the default is
    * N = 2^17), other throttle limits, a shorter socket recheck interval.
    */
-  testing?: { passwordCost?: ScryptCost; throttle?: Partial<ThrottleRules>; socketRecheckMs?: number; delivery?: Partial<DeliveryTuning> };
+  testing?: { passwordCost?: ScryptCost; throttle?: Partial<ThrottleRules>; socketRecheckMs?: number; delivery?: Partial<DeliveryTuning>; strictDocumentation?: boolean };
   /** The control plane's clock (tests move it to see holds expire). */
   clock?: () => number;
   /** Where the hook gate reads its decide engine and pins from (default process.env). */
@@ -80,6 +80,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
     passwords: new PasswordHasher(options.testing?.passwordCost),
     throttle: new Throttle(counters, { ...DEFAULT_THROTTLE_RULES, ...options.testing?.throttle }),
     socketRecheckMs: options.testing?.socketRecheckMs,
+    strictDocumentation: options.testing?.strictDocumentation,
     delivery: options.testing?.delivery,
     clock: options.clock,
     env: options.env,

@@ -100,6 +100,7 @@ export async function startTestControlPlane(t: Teardown, opts: TestControlPlaneO
       passwordCost: opts.passwordCost ?? TEST_PASSWORD_COST,
       throttle: opts.throttle === 'production' ? {} : (opts.throttle ?? TEST_THROTTLE),
       socketRecheckMs: opts.socketRecheckMs,
+      strictDocumentation: true,
       delivery: { ...TEST_DELIVERY, ...opts.delivery },
     },
     clock: opts.clock,
