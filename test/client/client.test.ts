@@ -211,10 +211,21 @@ t.test('other failures: a bad key is a rejected request, an unreachable proxy is
 
   const aborted = new AbortController();
   aborted.abort();
-  t.match(await rejection(c(t).chat('gpt-4o-mini', ask('hi'), { signal: aborted.signal })), { name: 'AbortError' }, "the caller's abort stays an abort");
-  function c(t: Tap.Test) {
-    return client(t).c;
+  const { c } = client(t);
+  t.match(await rejection(c.chat('gpt-4o-mini', ask('hi'), { signal: aborted.signal })), { name: 'AbortError' }, "the caller's abort stays an abort");
+});
+
+t.test('a stream left early closes its connection; final() then says it was not read to its end', async (t) => {
+  const { c } = client(t);
+  const aborted = new Promise((resolve) => mock.events.once('aborted', resolve));
+  const stream = c.stream('gpt-4o-mini', ask('long'), { headers: { 'x-mock-chunks': '200', 'x-mock-chunk-delay-ms': '25' } });
+  for await (const delta of stream) {
+    t.type(delta.raw, 'object');
+    break;
   }
+  await aborted;
+  t.pass('the provider saw the request go away');
+  t.match(await rejection(stream.final()), { message: /closed before its end/ });
 });
 
 t.test('a listener that throws does not change the outcome', async (t) => {
