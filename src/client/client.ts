@@ -145,14 +145,14 @@ export class SvcClient {
 
   /** Calls `listener` on each `hijack` or `kill`; returns a function that stops it. */
   on<E extends SvcClientEvent>(event: E, listener: (payload: SvcClientEvents[E]) => void): () => void {
-    const set = this.listeners[event] as Set<(payload: SvcClientEvents[E]) => void> | undefined;
+    const set = Object.hasOwn(this.listeners, event) ? (this.listeners[event] as Set<(payload: SvcClientEvents[E]) => void>) : undefined;
     if (set === undefined) throw new InvalidOptionsError(`unknown event '${String(event)}': the client raises 'hijack' and 'kill'`);
     set.add(listener);
     return () => this.off(event, listener);
   }
 
   off<E extends SvcClientEvent>(event: E, listener: (payload: SvcClientEvents[E]) => void): void {
-    (this.listeners[event] as Set<(payload: SvcClientEvents[E]) => void> | undefined)?.delete(listener);
+    if (Object.hasOwn(this.listeners, event)) (this.listeners[event] as Set<(payload: SvcClientEvents[E]) => void>).delete(listener);
   }
 
   /** One chat completion through the proxy. Throws VerdictError (after the `kill` event) when the policy blocks it. */

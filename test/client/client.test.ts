@@ -243,4 +243,5 @@ t.test('a listener that throws does not change the outcome', async (t) => {
   await new Promise((resolve) => setImmediate(resolve));
   t.match(warnings, [/'hijack' listener threw: listener bug/]);
   t.throws(() => c.on('bogus' as never, () => undefined), { code: 'invalid_options' });
+  t.throws(() => c.on('toString' as never, () => undefined), { code: 'invalid_options' }, 'not an inherited property either');
 });
