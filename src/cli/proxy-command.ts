@@ -86,7 +86,7 @@ export async function runProxy(flags: ProxyFlags): Promise<void> {
   if (link !== undefined) config = link.config;
   const sink = new TraceSink({ dir: join(svcHome(env), 'traces'), logger, forward: link?.forwardTrace });
   const timeout = config.limits.storeTimeoutMs;
-  const store = createStore({
+  const store = await createStore({
     valkeyUrl: options.valkeyUrl,
     logger,
     reserveTimeoutMs: timeout,

@@ -35,7 +35,7 @@ export async function governanceSettings(opts: GovernanceSources, loaded?: Loade
   return { ok: false, reason: result.reason, failBehavior: opts.failBehavior };
 }
 
-export function openStore(opts: GovernanceSources): Store {
+export function openStore(opts: GovernanceSources): Promise<Store> {
   return createStore({ valkeyUrl: opts.valkeyUrl, logger: opts.logger });
 }
 
@@ -49,7 +49,7 @@ export function controlPlaneRegistry(opts: GovernanceSources, server: string, sy
 /** One server's governance in this process, and what closes it. */
 export async function openGovernance(opts: GovernanceOptions): Promise<{ governance: McpGovernance; close: () => Promise<void> }> {
   const settings = await governanceSettings(opts);
-  const store = openStore(opts);
+  const store = await openStore(opts);
   const registry = controlPlaneRegistry(opts, opts.server, settings.ok ? settings.config.mcpServers[opts.server] : undefined);
   const governance = new McpGovernance(opts.server, settings, opts.env, store, registry === undefined ? {} : { registry });
   return { governance, close: () => store.close() };

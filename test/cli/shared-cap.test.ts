@@ -5,7 +5,7 @@ import { request } from 'undici';
 import { startMockProvider } from '../../bench/mock/provider.js';
 import { spawnProxy } from '../helpers/proxy.js';
 import { startRedis } from '../helpers/redis.js';
-import { RedisStore } from '../../src/state/index.js';
+import { RedisStore } from '../../src/state/redis/redis-store.js';
 import type { TraceRecord } from '../../src/traces/trace.js';
 
 t.test('two proxy processes sharing one Redis hold a $1 hard cap under 200 concurrent requests', async (t) => {

@@ -4,7 +4,8 @@ import { request } from 'undici';
 import { startMockProvider } from '../../bench/mock/provider.js';
 import { startProxy } from '../helpers/proxy.js';
 import { startRedis } from '../helpers/redis.js';
-import { RedisStore, nextUtcMidnight } from '../../src/state/index.js';
+import { nextUtcMidnight } from '../../src/state/index.js';
+import { RedisStore } from '../../src/state/redis/redis-store.js';
 
 const hardCap = { enforcement_mode: 'hard', workspace_hard_cap_enabled: true };
 const chat = (extra: Record<string, unknown> = {}) => JSON.stringify({ model: 'gpt-4o', max_tokens: 1000, messages: [{ role: 'user', content: 'hi' }], ...extra });

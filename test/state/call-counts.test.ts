@@ -1,6 +1,7 @@
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
-import { MemoryStore, RedisStore, type CallCounter, type Store } from '../../src/state/index.js';
+import { MemoryStore, type CallCounter, type Store } from '../../src/state/index.js';
+import { RedisStore } from '../../src/state/redis/redis-store.js';
 import { startRedis } from '../helpers/redis.js';
 
 const NOW = Date.UTC(2026, 10, 23, 10, 0);

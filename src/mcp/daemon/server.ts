@@ -69,7 +69,7 @@ async function claimSocket(path: string): Promise<void> {
 export async function startMcpDaemon(opts: McpDaemonOptions): Promise<RunningMcpDaemon> {
   let settings: GovernanceSettings = await governanceSettings(opts);
   let fingerprint = settings.ok ? settings.config.version : null;
-  const store = openStore(opts);
+  const store = await openStore(opts);
   const registries = new Map<string, ServerRegistry | undefined>();
   const governances = new Map<string, McpGovernance>();
   const counters: Counters = { lookups: 0, allowed: 0, refused: 0, errors: 0 };
