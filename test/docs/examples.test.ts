@@ -1,30 +1,24 @@
 import t from 'tap';
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { startMockProvider } from '../../bench/mock/provider.js';
 import { signUp, startTestControlPlane } from '../helpers/controlplane.js';
+import { runExample, runnableBlock } from '../helpers/docs.js';
+import { startProxy } from '../helpers/proxy.js';
 
-const run = promisify(execFile);
-const ROOT = new URL('../../', import.meta.url).pathname;
+// Each SDK page's example, run as a user runs it against the real thing.
 
-/** The code block under `<!-- runnable: name -->` in a docs page. */
-async function runnableBlock(page: string, name: string): Promise<string> {
-  const text = await readFile(join(ROOT, 'docs', page), 'utf8');
-  const match = new RegExp(`<!-- runnable: ${name} -->\\n\`\`\`js\\n([\\s\\S]*?)\\n\`\`\``).exec(text);
-  if (match === null) throw new Error(`no runnable block '${name}' in docs/${page}`);
-  return match[1]!;
-}
-
-/** Runs an example as a user would: an .mjs file importing the package by its name (from dist/). */
-async function runExample(t: Tap.Test, code: string, env: NodeJS.ProcessEnv) {
-  // Inside the package folder, so `svc/...` resolves to this package's own exports.
-  const dir = await mkdtemp(join(ROOT, 'test', 'docs', '.run-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const file = join(dir, 'example.mjs');
-  await writeFile(file, code);
-  return run(process.execPath, [file], { env: { ...process.env, ...env }, timeout: 120_000 });
-}
+t.test('docs/client.md: the example runs against a real proxy that refuses card numbers', async (t) => {
+  const mock = await startMockProvider();
+  t.teardown(() => mock.close());
+  const proxy = await startProxy(t, { upstreamUrl: mock.url, file: { settings: { piiDetectors: { 'pii.card': 'block' } } } });
+  const { stdout } = await runExample(t, await runnableBlock('client.md', 'client'), { SVC_PROXY_URL: proxy.url, SVC_API_KEY: 'sk-demo' });
+  const lines = stdout.split('\n');
+  t.match(lines[0], /^Hello from the mock provider\. tr_\w+ BYPASS$/);
+  t.match(stdout, /daily headroom \(from the answer, no extra call\): \{ limitUsd: 100, remainingUsd: [\d.]+, spentUsd: null \}/);
+  t.match(stdout, /finish: stop/);
+  t.match(stdout, /refused \(trace tr_\w+\): dlp_blocked: Blocked by policy: pii\.card/);
+  t.match(stdout, /verdict: \{\n\s+enforcement: 'KILL',/);
+  t.equal(proxy.sink.recent().filter((r) => r.enforcement === 'KILL').length, 1);
+});
 
 t.test('docs/management.md: the example runs against a real control plane', async (t) => {
   const cp = await startTestControlPlane(t);

@@ -14,7 +14,7 @@ import { postgresUrl } from './postgres.js';
 
 export { postgresUrl };
 
-interface Teardown {
+export interface Teardown {
   teardown(fn: () => unknown): void;
 }
 
