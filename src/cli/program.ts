@@ -15,6 +15,7 @@ import { registerDaemonCommands } from './daemon-command.js';
 import { registerDoctorCommand } from './doctor-command.js';
 import { registerSetupCommand } from './setup-command.js';
 import { registerAdminCommands } from './admin-command.js';
+import { registerBudgetCommand } from './budget-command.js';
 
 function fail(err: unknown): never {
   const message = err instanceof StartupError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
@@ -82,5 +83,7 @@ registerDoctorCommand(program);
 registerSetupCommand(program, fail);
 
 registerAdminCommands(program, fail);
+
+registerBudgetCommand(program, fail);
 
 program.parseAsync(process.argv).catch(fail);
