@@ -16,6 +16,7 @@ import { registerDoctorCommand } from './doctor-command.js';
 import { registerSetupCommand } from './setup-command.js';
 import { registerAdminCommands } from './admin-command.js';
 import { registerBudgetCommand } from './budget-command.js';
+import { registerSkillCommands } from './skill-command.js';
 
 function fail(err: unknown): never {
   const message = err instanceof StartupError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
@@ -85,5 +86,7 @@ registerSetupCommand(program, fail);
 registerAdminCommands(program, fail);
 
 registerBudgetCommand(program, fail);
+
+registerSkillCommands(program, fail);
 
 program.parseAsync(process.argv).catch(fail);

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { hostname, platform } from 'node:os';
 import { join, relative } from 'node:path';
 import { redactMcpUrl, type DeviceReportInput } from '../config/inventory-report.js';
@@ -10,6 +10,8 @@ import { readJsonConfig, type JsonObject } from './config-file.js';
 import { GATE_HARNESSES, gateFileState, gateTargets } from './gates-install.js';
 import { HARNESS_HOMES, INIT_HARNESSES } from './harness-config.js';
 import { MCP_HARNESSES, mcpConfigTargets } from './mcp-install.js';
+import { auditFile } from './skill-audit.js';
+import { skillBundles } from './skill-files.js';
 
 /**
  * What `svc connect` reports about this machine (seed 002 "Inventory objects"): harnesses and their
@@ -130,59 +132,14 @@ async function mcpServers(home: string, workspace: string): Promise<DeviceReport
   return out;
 }
 
-const SCAN_PATTERNS: readonly RegExp[] = [
-  /AKIA[0-9A-Z]{16}/,
-  /gh[pousr]_[A-Za-z0-9]{36}/,
-  /sk-[A-Za-z0-9_-]{20,}/,
-  /-----BEGIN [A-Z ]*PRIVATE KEY-----/,
-  /(?:password|passwd|secret|api[_-]?key)\s*[:=]\s*["'][^"'\s]{6,}["']/i,
-  /\brm\s+-[a-z]*r[a-z]*f?\s+(?:\*|\/\*?|~\/?\*?)(?:\s|$)/,
-  /\b(?:delete|remove|unlink)\w*\([^)]*\*\*\//i,
-];
-const MAX_SCANNED_BYTES = 1024 * 1024;
-
-async function filesUnder(dir: string, limit = 5000): Promise<string[]> {
-  const out: string[] = [];
-  const walk = async (d: string) => {
-    let entries;
-    try {
-      entries = await readdir(d, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    for (const e of entries) {
-      if (out.length >= limit) return;
-      if (e.isDirectory()) await walk(join(d, e.name));
-      else if (e.isFile()) out.push(join(d, e.name));
-    }
-  };
-  await walk(dir);
-  return out;
-}
-
 async function skills(home: string, workspace: string): Promise<DeviceReportInput['skills']> {
   const out: DeviceReportInput['skills'] = [];
-  const folders = [join(workspace, '.agents', 'skills'), join(workspace, '.claude', 'skills'), join(home, '.claude', 'skills')];
-  for (const folder of [...new Set(folders)]) {
-    let bundles;
-    try {
-      bundles = (await readdir(folder, { withFileTypes: true })).filter((e) => e.isDirectory());
-    } catch {
-      continue;
-    }
-    for (const bundle of bundles) {
-      const dir = join(folder, bundle.name);
-      const files = await filesUnder(dir);
-      const description = await readFile(join(dir, 'SKILL.md')).catch(() => null);
-      let findings = 0;
-      for (const file of files) {
-        const size = (await stat(file)).size;
-        if (size > MAX_SCANNED_BYTES) continue;
-        const text = await readFile(file, 'utf8');
-        findings += SCAN_PATTERNS.filter((p) => p.test(text)).length;
-      }
-      out.push({ name: bundle.name, folder: inHome(home, folder), sha256: description === null ? null : createHash('sha256').update(description).digest('hex'), scanned: true, findings, files: files.length });
-    }
+  for (const bundle of await skillBundles(home, workspace)) {
+    const description = bundle.description === null ? null : await readFile(bundle.description).catch(() => null);
+    // The scan `svc skill audit` runs: hard-coded credentials and wildcard file operations, one finding per line and kind.
+    let findings = 0;
+    for (const file of bundle.files) findings += (await auditFile(file)).findings.length;
+    out.push({ name: bundle.name, folder: inHome(home, bundle.folder), sha256: description === null ? null : createHash('sha256').update(description).digest('hex'), scanned: true, findings, files: bundle.files.length });
   }
   return out;
 }

@@ -44,8 +44,8 @@ const MAX_DEPTH = 32;
 let scanner: DlpScanner | undefined;
 const dlp = (): DlpScanner => (scanner ??= new DlpScanner(['pii.card', 'pii.iban', 'pii.ssn']));
 
-/** Secret-shaped text in `text` replaced by `[REDACTED:<kind>]`. */
-export function redactText(text: string): string {
+/** Where `text` holds something secret-shaped (the kinds `redactText` names), in no particular order. */
+export function secretSpans(text: string): Array<{ start: number; end: number; kind: string }> {
   const spans: Array<{ start: number; end: number; kind: string }> = [];
   for (const { kind, pattern, group } of SECRET_PATTERNS) {
     pattern.lastIndex = 0;
@@ -57,6 +57,12 @@ export function redactText(text: string): string {
     }
   }
   for (const match of dlp().scan(text)) spans.push({ start: match.start, end: match.end, kind: match.detector });
+  return spans;
+}
+
+/** Secret-shaped text in `text` replaced by `[REDACTED:<kind>]`. */
+export function redactText(text: string): string {
+  const spans = secretSpans(text);
   if (spans.length === 0) return text;
   spans.sort((a, b) => a.start - b.start || b.end - a.end);
   let out = '';
