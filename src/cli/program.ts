@@ -17,6 +17,7 @@ import { registerSetupCommand } from './setup-command.js';
 import { registerAdminCommands } from './admin-command.js';
 import { registerBudgetCommand } from './budget-command.js';
 import { registerSkillCommands } from './skill-command.js';
+import { registerRollbackCommand } from './rollback-command.js';
 
 function fail(err: unknown): never {
   const message = err instanceof StartupError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
@@ -88,5 +89,7 @@ registerAdminCommands(program, fail);
 registerBudgetCommand(program, fail);
 
 registerSkillCommands(program, fail);
+
+registerRollbackCommand(program);
 
 program.parseAsync(process.argv).catch(fail);

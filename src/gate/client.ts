@@ -34,6 +34,10 @@ export type HookGateAnswer =
       readonly holdId: string | null;
       readonly incidentId: string | null;
       readonly degraded: boolean;
+      /** DLP detectors whose non-blocking patterns matched the arguments. */
+      readonly flagged: readonly string[];
+      /** An observe-only workspace's allow: what the verdict would have been. */
+      readonly wouldBlock: { readonly code: string | null; readonly rule: string | null; readonly reason: string | null } | null;
     }
   | { readonly kind: 'invalid'; readonly message: string }
   | { readonly kind: 'unavailable'; readonly reason: string };
@@ -47,6 +51,11 @@ export interface HookEventInput {
   readonly holdId?: string | null;
   readonly incidentId?: string | null;
   readonly [detail: string]: unknown;
+}
+
+function wouldBlockOf(w: Record<string, unknown>): { code: string | null; rule: string | null; reason: string | null } {
+  const text = (k: string) => (typeof w[k] === 'string' ? (w[k] as string) : null);
+  return { code: text('code'), rule: text('rule'), reason: text('reason') };
 }
 
 /** The gate's link to the control plane (seed 002 "Gate client configuration"). */
@@ -120,6 +129,8 @@ export class GateClient {
       holdId: text('holdId'),
       incidentId: text('incidentId'),
       degraded: body.degraded === true,
+      flagged: Array.isArray(body.flagged) ? body.flagged.filter((f): f is string => typeof f === 'string') : [],
+      wouldBlock: typeof body.wouldBlock === 'object' && body.wouldBlock !== null ? wouldBlockOf(body.wouldBlock as Record<string, unknown>) : null,
     };
   }
 

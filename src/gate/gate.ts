@@ -26,6 +26,8 @@ export interface GateConfig {
   readonly snapshotPath?: string;
   /** The environment read for SVC_GUARD_DISABLE (default process.env). */
   readonly env?: NodeJS.ProcessEnv;
+  /** Called with each decision's events, whether or not there is a client to report them to (the hook gate reads its warnings). */
+  readonly onEvents?: (events: readonly HookEventInput[]) => void;
 }
 
 /** The hold key an approval is matched on: the rule, the tool and the SHA-256 of its arguments with keys sorted. */
@@ -87,6 +89,7 @@ export class Gate {
       throw err;
     } finally {
       if (this.client !== null) void this.client.report(events);
+      this.config.onEvents?.(events);
     }
   }
 
@@ -114,6 +117,9 @@ export class Gate {
       events.push({ type: 'guards_disabled', toolName, reason: 'SVC_GUARD_DISABLE=1 skipped a destructive-command rule' });
     }
     const rule = firstMatch(rules, toolName, toolInput);
+    // A log rule (a silent-logging workspace's fallback) would have blocked: the call is reported, not refused.
+    const logged = firstMatch(snapshot.rules.filter((r) => r.verb === 'log'), toolName, toolInput);
+    if (logged !== undefined) events.push({ type: 'tool_would_block', toolName, code: 'SNAPSHOT', rule: logged.id, reason: logged.reason });
     if (rule !== undefined && rule.verb === 'block') throw new SvcGateRefusal('SNAPSHOT', `the ${toolName} tool call was blocked by rule ${rule.id}: ${rule.reason}. It was not run.`, rule.id);
     if (rule !== undefined) await this.hold(rule, toolName, toolInput, events);
 
@@ -144,7 +150,7 @@ export class Gate {
 
     // Tier 6: the hook gate (read-only tools skip it, and their allows are not reported).
     if (readOnly) return;
-    if (this.client !== null && this.config.useHookGate !== false) await this.askHookGate(toolName, toolInput);
+    if (this.client !== null && this.config.useHookGate !== false) await this.askHookGate(toolName, toolInput, events);
     events.push({ type: 'tool_allowed', toolName });
   }
 
@@ -170,7 +176,7 @@ export class Gate {
     }
   }
 
-  private async askHookGate(toolName: string, toolInput: unknown): Promise<void> {
+  private async askHookGate(toolName: string, toolInput: unknown, events: HookEventInput[]): Promise<void> {
     const client = this.client!;
     const answer = await client.hookGate(toolName, toolInput);
     if (answer.kind === 'invalid') throw new SvcGateRefusal('HOOK_GATE', `the hook gate could not read the request (INVALID_REQUEST: ${answer.message}).`, 'hook_gate');
@@ -196,6 +202,9 @@ export class Gate {
       const code = answer.code !== null && (['SERVER_BLOCKED', 'SERVER_HELD', 'SERVER_NOT_APPROVED', 'SERVER_NOT_ALLOWED', 'TOOL_DISABLED', 'COMMAND_TOO_LARGE'] as const).includes(answer.code as never) ? (answer.code as 'HOOK_GATE') : 'HOOK_GATE';
       throw new SvcGateRefusal(code, answer.reason ?? 'the hook gate refused the call.', answer.rule ?? 'hook_gate', answer.incidentId, answer.message ?? undefined);
     }
+    // Allowed, with warnings: DLP patterns that only redact, or an observe-only workspace's would-be refusal.
+    if (answer.flagged.length > 0) events.push({ type: 'tool_flagged', toolName, rule: answer.flagged.join(','), reason: `${answer.flagged.join(', ')} in the arguments`, flagged: answer.flagged });
+    if (answer.wouldBlock !== null) events.push({ type: 'tool_would_block', toolName, code: answer.wouldBlock.code, rule: answer.wouldBlock.rule, reason: answer.wouldBlock.reason });
   }
 
   /** The SOP register's rules, fetched once; none (the tier fails open) when they cannot be fetched or read. */

@@ -2,7 +2,8 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { svcHome } from '../lib/paths.js';
-import { GateClient } from './client.js';
+import { captureFlaggedCall } from '../machine/rollback.js';
+import { GateClient, type HookEventInput } from './client.js';
 import { Gate } from './gate.js';
 import { GATE_DEADLINE_MS, SvcGateHold, SvcGateRefusal } from './refusals.js';
 
@@ -126,7 +127,8 @@ export async function runHook(harness: HookHarness, stdin: string, env: NodeJS.P
   } catch {
     client = null;
   }
-  const gate = new Gate({ repoRoot: call.cwd ?? process.cwd(), env, ...(env.SVC_WORKSPACE_ID ? { workspaceId: env.SVC_WORKSPACE_ID } : {}) }, client);
+  const events: HookEventInput[] = [];
+  const gate = new Gate({ repoRoot: call.cwd ?? process.cwd(), env, onEvents: (e) => events.push(...e), ...(env.SVC_WORKSPACE_ID ? { workspaceId: env.SVC_WORKSPACE_ID } : {}) }, client);
   const started = Date.now();
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<SvcGateRefusal>((resolve) => {
@@ -138,9 +140,13 @@ export async function runHook(harness: HookHarness, stdin: string, env: NodeJS.P
   );
   const refusal = await Promise.race([decided, deadline]);
   clearTimeout(timer);
+  // A call let run with warnings (the warn tier): pre-images of the files it changes, for `svc rollback`, before it runs.
+  const flagged = { harness, toolName: call.toolName, toolInput: call.toolInput, cwd: call.cwd ?? process.cwd(), sessionId: call.sessionId ?? null };
+  const note = refusal === null ? await Promise.race([captureFlaggedCall(flagged, events, env), new Promise<null>((r) => setTimeout(r, Math.max(0, deadlineMs - (Date.now() - started)), null).unref())]) : null;
   // Reports go out before the hook exits, within what is left of the deadline.
   await recordGateEvent(env, harness).catch(() => undefined);
   const left = Math.max(0, Math.min(1000, deadlineMs - (Date.now() - started)));
   if (client !== null) await Promise.race([client.flush(), new Promise((r) => setTimeout(r, left).unref())]);
-  return answer(harness, refusal);
+  const out = answer(harness, refusal);
+  return note === null ? out : { ...out, stderr: out.stderr === '' ? note : `${out.stderr}\n${note}` };
 }
