@@ -1,6 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { z } from 'zod';
+import type { z } from 'zod';
+import { localConfigSchema } from '../machine/local-config.js';
 import { svcHome } from '../lib/paths.js';
 
 /**
@@ -20,15 +21,10 @@ export interface CiContext {
 
 /**
  * `~/.svc/config.json` (seed 002 "Local files"): the machine's local spending cap and whether the
- * hook gate keeps pre-images for `svc rollback`. Strict, as the command-line tool reads the same
- * file: a key neither knows makes the file unusable for both.
+ * hook gate keeps pre-images for `svc rollback`, read with the command-line tool's own schema.
  */
-export const svcConfigSchema = z.strictObject({
-  /** USD; the local spending cap (default $10.00). */
-  localCapUsd: z.number().min(0).max(1e9).default(10),
-  captureRollbackPreImages: z.boolean().default(false),
-});
-export type SvcConfig = z.infer<typeof svcConfigSchema>;
+export const svcConfigSchema = localConfigSchema;
+export type SvcConfig = z.infer<typeof localConfigSchema>;
 
 /** How reading the config file went; an unusable file is ignored, and `reason` says why. */
 export type SvcConfigFile =
