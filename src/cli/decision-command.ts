@@ -60,15 +60,7 @@ async function calling<T>(fn: () => Promise<T>): Promise<T> {
     return await fn();
   } catch (err) {
     if (err instanceof ControlPlaneHttpError) {
-      const body = /: (\{.*)$/s.exec(err.message)?.[1];
-      let message = err.message;
-      try {
-        const parsed = JSON.parse(body ?? '') as { error?: { code?: string; message?: string } };
-        if (parsed.error?.message) message = `${parsed.error.code ?? err.status}: ${parsed.error.message}`;
-      } catch {
-        // Keep the whole message.
-      }
-      process.stderr.write(`svc: the control plane refused: ${message}\n`);
+      process.stderr.write(`svc: the control plane refused: ${err.code}: ${err.reason}\n`);
       process.exit(1);
     }
     throw new ConfigError(`cannot reach the control plane: ${(err as Error).message}`);
