@@ -7,13 +7,10 @@ import { responseText } from './call-text.js';
 import { RuleDirectory, type FailedRule, type LoadedRule } from './rule-directory.js';
 import { WasmRuleRunner, type RuleDecision, type RuleRunnerState } from './runner.js';
 
-export interface WasmRulesOptions extends Omit<WasmRulesConfig, 'dir' | 'deadlineMs'> {
+export interface WasmRulesOptions extends Omit<WasmRulesConfig, 'dir'> {
   /** The folder, resolved (see `wasmDir`). */
   readonly dir: string;
-  /** @deprecated Rules run metered on the main thread; no longer used. */
-  readonly threads?: number;
-  /** @deprecated Rules are bounded by `fuel`; no longer used. */
-  readonly deadlineMs?: number;
+  readonly threads: number;
   readonly logger: Logger;
 }
 
@@ -23,8 +20,7 @@ export interface WasmRulesHealth {
   /** Files in the folder that did not load, and why. */
   readonly failed: readonly FailedRule[];
   readonly failurePolicy: 'closed' | 'open';
-  /** Fuel per rule per call. */
-  readonly fuel: number;
+  readonly deadlineMs: number;
   readonly runner: RuleRunnerState | null;
 }
 
@@ -34,9 +30,8 @@ export type CallerContext = Omit<ToolCallContext, 'traceId'>;
 const PAGE_BYTES = 65536;
 
 /**
- * The installed WASM rules of this proxy: the watched folder, and the runner that evaluates them
- * metered on this thread (made only once a rule is installed, so a proxy without rules pays
- * nothing; modules are metered in a worker that exists only while loading).
+ * The installed WASM rules of this proxy: the watched folder, and the worker pool they run in
+ * (started only once a rule is installed, so a proxy without rules pays nothing).
  */
 export class WasmRules implements ToolCallJudge {
   private readonly directory: RuleDirectory;
@@ -108,7 +103,7 @@ export class WasmRules implements ToolCallJudge {
       rules: this.directory.loaded,
       failed: this.directory.failed,
       failurePolicy: this.options.failurePolicy,
-      fuel: this.options.fuel,
+      deadlineMs: this.options.deadlineMs,
       runner: this.runnerInstance?.state() ?? null,
     };
   }
@@ -120,7 +115,8 @@ export class WasmRules implements ToolCallJudge {
 
   private runner(): WasmRuleRunner {
     this.runnerInstance ??= new WasmRuleRunner({
-      fuel: this.options.fuel,
+      threads: this.options.threads,
+      deadlineMs: this.options.deadlineMs,
       memoryCapPages: Math.floor((this.options.memoryMaxMb * 1024 * 1024) / PAGE_BYTES),
       failurePolicy: this.options.failurePolicy,
       logger: this.options.logger,
