@@ -1,9 +1,9 @@
 // @ts-check
 /**
- * What WASM rules cost per evaluation: inside a worker (the rule code and its host accessors,
- * as the pool runs them) and through the pool from the main thread (plus the round trip), with 1
- * and 10 rules installed. The call is a benign shell command every example rule allows, so every
- * rule runs.
+ * What WASM rules cost per evaluation, as the proxy runs them: metered, inline on the calling
+ * thread, through the runner (1 and 10 rules installed), next to the same modules unmetered (what
+ * metering adds), and the fuel the call spends. The call is a benign shell command every example
+ * rule allows, so every rule runs.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -22,47 +22,60 @@ const CONTEXT = {
   workspace: 'bench',
   text: null,
 };
-const IN_THREAD_ROUNDS = 20_000;
-const POOL_ROUNDS = 2000;
+const ROUNDS = 5000;
 
 /** @type {import('./index.js').MicroBenchmark} */
 export const wasmRulesBenchmark = {
   name: 'wasm-rules',
-  description: 'WASM rules: µs per evaluation of 1 and 10 rules, in a worker and through the pool',
+  description: 'WASM rules: µs per evaluation of 1 and 10 rules, metered inline and unmetered, and the fuel spent',
   async run() {
     const { buildSnapshot } = await import('../../dist/policy/wasm/snapshot.js');
-    const { evaluateRules, PROGRESS_BYTES } = await import('../../dist/policy/wasm/evaluator.js');
     const { WasmRuleRunner } = await import('../../dist/policy/wasm/runner.js');
+    const { RuleInstance, Subject } = await import('../../dist/policy/wasm/instance.js');
+    const { declaredMemory } = await import('../../dist/policy/wasm/module-memory.js');
+    const { meteredModule } = await import('../../dist/policy/wasm/metering.js');
     const { createLogger } = await import('../../dist/lib/logger.js');
     const work = await mkdtemp(join(tmpdir(), 'svc-bench-wasm-'));
     /** @type {Record<string, number>} */
     const figures = {};
+    const runner = new WasmRuleRunner({ memoryCapPages: 256, failurePolicy: 'closed', logger: createLogger('silent') });
     try {
       const all = await readInstalled(await installedRulesDir(10, work));
       for (const count of [1, 10]) {
+        const label = `${count} rule${count > 1 ? 's' : ''}`;
         const set = buildSnapshot(all.slice(0, count));
-        /** @type {import('../../dist/policy/wasm/evaluator.js').EvaluateTask} */
-        const task = { op: 'evaluate', set, context: /** @type {any} */ (CONTEXT), startAt: 0, failurePolicy: 'closed', memoryCapPages: 256, progress: new SharedArrayBuffer(PROGRESS_BYTES) };
-        const verdict = evaluateRules(task);
-        if (verdict.verdict !== null || verdict.failures.length > 0) throw new Error(`the benchmark call was not allowed: ${JSON.stringify(verdict)}`);
-        const seconds = medianSeconds(() => {
-          for (let i = 0; i < IN_THREAD_ROUNDS; i++) evaluateRules(task);
+        const first = await runner.evaluate(set, /** @type {any} */ (CONTEXT));
+        if (first.action !== 'allow' || first.failures.length > 0) throw new Error(`the benchmark call was not allowed: ${JSON.stringify(first)}`);
+        // The runner answers at once once its modules are metered; awaiting only adds a microtask.
+        const metered = medianSeconds(() => {
+          for (let i = 0; i < ROUNDS; i++) void runner.evaluate(set, /** @type {any} */ (CONTEXT));
         });
-        const perEvaluation = (seconds * 1e6) / IN_THREAD_ROUNDS;
-        figures[`in-worker µs, ${count} rule${count > 1 ? 's' : ''}`] = Math.round(perEvaluation * 100) / 100;
-        figures[`in-worker µs per rule, ${count} rule${count > 1 ? 's' : ''}`] = Math.round((perEvaluation / count) * 100) / 100;
+        figures[`metered inline µs, ${label}`] = Math.round(((metered * 1e6) / ROUNDS) * 100) / 100;
 
-        const runner = new WasmRuleRunner({ threads: 1, deadlineMs: 1000, memoryCapPages: 256, failurePolicy: 'closed', logger: createLogger('silent') });
-        try {
-          await runner.evaluate(set, /** @type {any} */ (CONTEXT));
-          const start = performance.now();
-          for (let i = 0; i < POOL_ROUNDS; i++) await runner.evaluate(set, /** @type {any} */ (CONTEXT));
-          figures[`through the pool µs, ${count} rule${count > 1 ? 's' : ''}`] = Math.round(((performance.now() - start) * 1e3) / POOL_ROUNDS);
-        } finally {
-          await runner.close();
+        const plain = all.slice(0, count).map((r) => {
+          const bytes = /** @type {Uint8Array<ArrayBuffer>} */ (r.bytes);
+          return new RuleInstance(new WebAssembly.Module(bytes), declaredMemory(bytes), 256, 0);
+        });
+        const unmetered = medianSeconds(() => {
+          for (let i = 0; i < ROUNDS; i++) {
+            const subject = new Subject(/** @type {any} */ (CONTEXT));
+            for (const rule of plain) rule.evaluate(subject);
+          }
+        });
+        figures[`unmetered µs, ${label}`] = Math.round(((unmetered * 1e6) / ROUNDS) * 100) / 100;
+
+        let spent = 0;
+        for (const r of all.slice(0, count)) {
+          const m = meteredModule(r.sha256);
+          if (m === undefined || 'error' in m) throw new Error(`${r.name} was not metered`);
+          const instance = new RuleInstance(m.module, m.memory, 256, 2 ** 30);
+          instance.evaluate(new Subject(/** @type {any} */ (CONTEXT)));
+          spent += instance.spent;
         }
+        figures[`fuel spent, ${label}`] = spent;
       }
     } finally {
+      await runner.close();
       await rm(work, { recursive: true, force: true });
     }
     return figures;

@@ -1,4 +1,5 @@
 import { MCP_SERVER_STATUSES } from '../policy/mcp-registry.js';
+import { DEFAULT_FUEL, MAX_FUEL, MIN_FUEL } from '../policy/wasm/fuel.js';
 import { z } from 'zod';
 import { PII_DETECTOR_IDS, ratePer1kSchema, workspaceSettingsSchema, workspaceSettingsShape } from './settings.js';
 import { PROVIDER_IDS, PROVIDERS } from '../upstream/providers.js';
@@ -69,11 +70,13 @@ export const limitsSchema = z.strictObject({
 export const wasmRulesSchema = z.strictObject({
   /** Folder of installed rules; `SVC_WASM_DIR` wins, the default is `$SVC_HOME/wasm`. */
   dir: z.string().min(1).max(4096).optional(),
-  /** How long one rule may run on one call before its worker is replaced and the rule counts as failed. */
-  deadlineMs: z.number().int().min(1).max(10_000).default(50),
+  /** Fuel (about one instruction a unit) one rule may spend on one call before it is stopped and counts as failed. */
+  fuel: z.number().int().min(MIN_FUEL).max(MAX_FUEL).default(DEFAULT_FUEL),
+  /** No longer used (rules are bounded by `fuel`); still accepted so existing config files load. */
+  deadlineMs: z.number().int().min(1).max(10_000).optional(),
   /** Memory each rule instance may grow to. */
   memoryMaxMb: z.number().int().min(1).max(4096).default(16),
-  /** What a failed rule (trap, deadline, memory) answers: `closed` refuses the call, `open` skips the rule. */
+  /** What a failed rule (trap, out of fuel, memory) answers: `closed` refuses the call, `open` skips the rule. */
   failurePolicy: z.enum(['closed', 'open']).default('closed'),
   /** Periodic rescan of the folder, backing up the file watcher. */
   rescanMs: z.number().int().min(100).max(60_000).default(2000),

@@ -145,7 +145,7 @@ export class ProxyServer implements ExchangeHooks {
       workerUrl: options.policyWorkerUrl,
     });
     const { dir, ...wasm } = options.config.wasm;
-    this.wasmRules = new WasmRules({ ...wasm, dir: wasmDir(this.env, dir), threads: options.threads, logger: options.logger });
+    this.wasmRules = new WasmRules({ ...wasm, dir: wasmDir(this.env, dir), logger: options.logger });
     this.active = this.activate(options.config, options.decide ?? null);
     if (options.config.openMode && !isLoopback(options.host)) {
       throw new ConfigError(`no virtual key is configured: the proxy runs open and may only bind a loopback address, not ${options.host}`);

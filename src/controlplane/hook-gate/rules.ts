@@ -39,8 +39,8 @@ const fingerprintOf = (value: unknown) => createHash('sha256').update(JSON.strin
 /**
  * A workspace's stored WASM rules and the decide rules of its enabled policies, as the judges the
  * tool-call verdict asks: the same code a gateway runs. Each workspace's judges are built once per
- * set of rules (a rule write changes the set) and kept for the next call. WASM rules run on one
- * worker thread of the control plane with the gateway's defaults (50 ms per rule and call, 16 MiB,
+ * set of rules (a rule write changes the set) and kept for the next call. WASM rules run metered
+ * on the control plane's thread with the gateway's defaults (wasm.fuel per rule and call, 16 MiB,
  * fail closed). Decide rules use the control plane machine's own decide engine and pins; without
  * an engine, enforcing rules answer GOVERNANCE_UNAVAILABLE and shadow ones are only logged.
  */
@@ -117,8 +117,7 @@ export class HookGateRules {
   private runner(): WasmRuleRunner {
     if (this.closed) throw new Error('the hook gate rules are closed');
     this.runnerInstance ??= new WasmRuleRunner({
-      threads: 1,
-      deadlineMs: WASM.deadlineMs,
+      fuel: WASM.fuel,
       memoryCapPages: Math.floor((WASM.memoryMaxMb * 1024 * 1024) / PAGE_BYTES),
       failurePolicy: WASM.failurePolicy,
       logger: this.options.logger,

@@ -1,40 +1,16 @@
 import type { RuleAction, RuleContext } from './abi.js';
+import { FuelExhaustedError, hasMeteringExports } from './fuel.js';
 import { RuleInstance, Subject } from './instance.js';
-import { declaredMemory, type DeclaredMemory } from './module-memory.js';
+import type { MeteredModule } from './metering.js';
 import type { RuleRef, RuleSetSnapshot } from './snapshot.js';
 
 export type FailurePolicy = 'closed' | 'open';
 
-/**
- * Where a worker is, for the main thread's deadline watchdog: [0] the 1-based index of the rule
- * running (0 before the first), [1] the wall time it started (ms).
- */
-export const PROGRESS_BYTES = 16;
-
-interface TaskBase {
-  readonly set: RuleSetSnapshot;
-  readonly memoryCapPages: number;
-  readonly progress: SharedArrayBuffer;
-}
-
-/** Evaluate the rules from `startAt` on, in order; the first non-allow verdict wins. */
-export interface EvaluateTask extends TaskBase {
-  readonly op: 'evaluate';
-  readonly context: RuleContext;
-  readonly startAt: number;
-  readonly failurePolicy: FailurePolicy;
-}
-
-/** Instantiate every rule and check its ABI: one error (or null) per rule. */
-export interface CheckTask extends TaskBase {
-  readonly op: 'check';
-}
-
-export type RuleTask = EvaluateTask | CheckTask;
-
 export interface RuleFailure {
   readonly index: number;
   readonly error: string;
+  /** The rule ran out of fuel (rather than trapping, failing to load or answering nonsense). */
+  readonly exhausted: boolean;
 }
 
 export interface EvaluationResult {
@@ -44,87 +20,102 @@ export interface EvaluationResult {
   readonly failures: readonly RuleFailure[];
 }
 
-/** Compiled modules by hash, and their instances by hash and cap: a rule set change redoes only what changed. */
-const modules = new Map<string, { module: WebAssembly.Module; memory: DeclaredMemory | null }>();
-const instances = new Map<string, RuleInstance>();
-let liveGeneration = '';
+/** A rule that loaded, with the kinds of call it evaluates; or why it did not. */
+export type RuleCheck = { readonly kinds: number } | { readonly error: string };
 
-const instanceKey = (ref: RuleRef, capPages: number) => `${ref.sha256}/${capPages}`;
+export interface RuleInstancesOptions {
+  readonly memoryCapPages: number;
+  /** Fuel per rule per call (and per instantiation). */
+  readonly fuel: number;
+  /** The compiled module of a rule: its metered form. */
+  readonly moduleOf: (ref: RuleRef) => MeteredModule | undefined;
+}
 
-/** Compiling runs none of the rule's code, so it happens before the rule's deadline clock starts. */
-function compiled(set: RuleSetSnapshot, ref: RuleRef): { module: WebAssembly.Module; memory: DeclaredMemory | null } {
-  let entry = modules.get(ref.sha256);
-  if (entry === undefined) {
-    const bytes = new Uint8Array(set.blob, ref.offset, ref.length).slice();
-    entry = { module: new WebAssembly.Module(bytes), memory: declaredMemory(bytes) };
-    modules.set(ref.sha256, entry);
+/**
+ * The instantiated rules of one runner, one instance per module, kept between calls (its memory
+ * with it, within the cap). Once the rule set's generation changes, the instances of rules no
+ * longer loaded are dropped; a trapped instance is dropped at once and the next call starts a
+ * fresh one.
+ */
+export class RuleInstances {
+  private readonly instances = new Map<string, RuleInstance>();
+  private liveGeneration = '';
+
+  constructor(private readonly options: RuleInstancesOptions) {}
+
+  get size(): number {
+    return this.instances.size;
   }
-  return entry;
-}
 
-function instanceFor(set: RuleSetSnapshot, ref: RuleRef, capPages: number, progress: Float64Array, index: number): RuleInstance {
-  const key = instanceKey(ref, capPages);
-  let instance = instances.get(key);
-  if (instance === undefined) {
-    progress[0] = 0;
-    const { module, memory } = compiled(set, ref);
-    markStart(progress, index);
-    instance = new RuleInstance(module, memory, capPages);
-    instances.set(key, instance);
+  /** The instance of `ref`; throws RuleLoadError (or another Error) when it cannot be made. */
+  instanceFor(ref: RuleRef): RuleInstance {
+    let instance = this.instances.get(ref.sha256);
+    if (instance === undefined) {
+      const compiled = this.options.moduleOf(ref);
+      if (compiled === undefined) throw new Error('it has not been metered');
+      if ('error' in compiled) throw new Error(`it cannot be metered: ${compiled.error}`);
+      // Never run code without a budget here: this is the thread that serves every request.
+      if (!hasMeteringExports(compiled.module)) throw new Error('its metered form has no fuel');
+      instance = new RuleInstance(compiled.module, compiled.memory, this.options.memoryCapPages, this.options.fuel);
+      this.instances.set(ref.sha256, instance);
+    }
+    return instance;
   }
-  markStart(progress, index);
-  return instance;
-}
 
-/** Drops what belongs to rules no longer loaded, once the generation changes. */
-function forgetRemoved(set: RuleSetSnapshot): void {
-  if (set.generation === liveGeneration) return;
-  liveGeneration = set.generation;
-  const live = new Set(set.live);
-  for (const sha of modules.keys()) if (!live.has(sha)) modules.delete(sha);
-  for (const key of instances.keys()) if (!live.has(key.slice(0, key.indexOf('/')))) instances.delete(key);
-}
+  drop(ref: RuleRef): void {
+    this.instances.delete(ref.sha256);
+  }
 
-function markStart(progress: Float64Array, index: number): void {
-  progress[1] = Date.now();
-  progress[0] = index + 1;
+  /** Drops what belongs to rules no longer loaded, once the generation changes. */
+  forgetRemoved(set: RuleSetSnapshot): void {
+    if (set.generation === this.liveGeneration) return;
+    this.liveGeneration = set.generation;
+    const live = new Set(set.live);
+    for (const sha of this.instances.keys()) if (!live.has(sha)) this.instances.delete(sha);
+  }
+
+  clear(): void {
+    this.instances.clear();
+  }
 }
 
 function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-export function evaluateRules(task: EvaluateTask): EvaluationResult {
-  const progress = new Float64Array(task.progress);
-  forgetRemoved(task.set);
-  const subject = new Subject(task.context);
+/**
+ * The verdict of `set` on one call: the rules in order, the first non-allow verdict wins. A rule
+ * that fails (cannot load, traps, runs out of fuel, overflows its stack, answers nonsense) is
+ * reported; fail closed, it blocks; fail open, the next rules decide.
+ */
+export function evaluateRules(rules: RuleInstances, set: RuleSetSnapshot, context: RuleContext, failurePolicy: FailurePolicy): EvaluationResult {
+  rules.forgetRemoved(set);
+  const subject = new Subject(context);
   const failures: RuleFailure[] = [];
-  const rules = task.set.rules;
-  for (let i = task.startAt; i < rules.length; i++) {
-    const ref = rules[i]!;
+  const refs = set.rules;
+  for (let i = 0; i < refs.length; i++) {
+    const ref = refs[i]!;
     try {
-      const outcome = instanceFor(task.set, ref, task.memoryCapPages, progress, i).evaluate(subject);
+      const outcome = rules.instanceFor(ref).evaluate(subject);
       if (outcome.action !== 'allow') return { verdict: { index: i, action: outcome.action, reason: outcome.reason, failed: false }, failures };
     } catch (err) {
       // A trapped instance may hold corrupt state: the next evaluation starts from a fresh one.
-      instances.delete(instanceKey(ref, task.memoryCapPages));
+      rules.drop(ref);
       const error = describe(err);
-      failures.push({ index: i, error });
-      if (task.failurePolicy === 'closed') return { verdict: { index: i, action: 'block', reason: `rule failed: ${error}`, failed: true }, failures };
+      failures.push({ index: i, error, exhausted: err instanceof FuelExhaustedError });
+      if (failurePolicy === 'closed') return { verdict: { index: i, action: 'block', reason: `rule failed: ${error}`, failed: true }, failures };
     }
   }
   return { verdict: null, failures };
 }
 
-/** A rule that loaded, with the kinds of call it evaluates; or why it did not. */
-export type RuleCheck = { readonly kinds: number } | { readonly error: string };
-
-export function checkRules(task: CheckTask): RuleCheck[] {
-  const progress = new Float64Array(task.progress);
-  return task.set.rules.map((ref, i) => {
+/** Instantiates every rule of `set` (its start code runs, metered) and checks its ABI: per rule, its kinds or why it cannot load. */
+export function checkRules(rules: RuleInstances, set: RuleSetSnapshot): RuleCheck[] {
+  return set.rules.map((ref) => {
     try {
-      return { kinds: instanceFor(task.set, ref, task.memoryCapPages, progress, i).kinds };
+      return { kinds: rules.instanceFor(ref).kinds };
     } catch (err) {
+      rules.drop(ref);
       return { error: describe(err) };
     }
   });

@@ -1,9 +1,14 @@
 import { instantiateSync } from '@assemblyscript/loader';
 import { ABI_VERSION, ALL_KINDS, FIELDS, VERDICT_CODES, type RuleContext, type RuleOutcome, type ToolInputForm } from './abi.js';
+import { FuelExhaustedError, HOST_CALL_FUEL, HOST_FUEL_PER_CHARS_SHIFT, METERING_EXPORTS } from './fuel.js';
 import type { DeclaredMemory } from './module-memory.js';
 
 const PAGE_BYTES = 65536;
 const MAX_REASON_CHARS = 1000;
+/** Strings read from a rule up to this length are built char by char. */
+const SHORT_STRING = 32;
+/** Accessor charges are taken from the fuel once they add up to this much. */
+const SETTLE_EVERY = 4096;
 
 /** The call being evaluated, shared by every rule that evaluates it: its arguments are parsed once. */
 export class Subject {
@@ -72,11 +77,16 @@ interface RuleExports {
   svc_kinds?: unknown;
   svc_evaluate?: unknown;
   memory?: WebAssembly.Memory;
+  [metering: string]: unknown;
 }
 
 /**
  * One instantiated rule. Its host accessors read the current Subject; strings cross as UTF-16
  * written straight into the rule's memory, so a rule pays only for the fields it asks for.
+ *
+ * A metered module (it has the METERING_EXPORTS) gets `fuel` units for starting, for each of its
+ * exports the host calls, and for each evaluation; the accessors charge the same fuel. A module
+ * that is not metered runs unbounded (only tests run one).
  */
 export class RuleInstance {
   private subject: Subject | null = null;
@@ -84,10 +94,21 @@ export class RuleInstance {
   private readonly memory: WebAssembly.Memory;
   private readonly evaluateFn: () => number;
   private readonly capBytes: number;
+  private fuel: { readonly set: (units: number) => void; readonly get: () => number } | null = null;
+  /** What the accessors have charged and not yet taken from the fuel. */
+  private owed = 0;
+  /** A view of the memory, made again when a growth replaces (detaches) its buffer. */
+  private view: Buffer = Buffer.alloc(0);
+  private viewed = new ArrayBuffer(0);
   /** The KIND_BITS this rule evaluates. */
   readonly kinds: number;
 
-  constructor(module: WebAssembly.Module, declared: DeclaredMemory | null, memoryCapPages: number) {
+  constructor(
+    module: WebAssembly.Module,
+    declared: DeclaredMemory | null,
+    memoryCapPages: number,
+    private readonly budget: number,
+  ) {
     this.capBytes = memoryCapPages * PAGE_BYTES;
     if (declared !== null && declared.minPages > memoryCapPages) {
       throw new RuleLoadError(`the module needs ${declared.minPages} memory pages at start, over the cap of ${memoryCapPages}`);
@@ -101,54 +122,90 @@ export class RuleInstance {
       const maximum = declared.maxPages === null ? memoryCapPages : Math.min(declared.maxPages, memoryCapPages);
       env.memory = new WebAssembly.Memory({ initial: declared.minPages, maximum });
     }
-    const mem = () => this.memory;
-    const readUtf16 = (ptr: number, length: number) => Buffer.from(mem().buffer, ptr, length * 2).toString('utf16le');
-    const writeUtf16 = (text: string, dest: number) => void Buffer.from(mem().buffer).write(text, dest, 'utf16le');
+    const readUtf16 = (ptr: number, length: number) => {
+      this.charge(length);
+      const bytes = this.bytes();
+      const end = ptr + length * 2;
+      if (ptr < 0 || length < 0 || end > bytes.length) throw new RangeError(`a string at ${ptr} of ${length} units is outside the rule's memory`);
+      if (length > SHORT_STRING) return bytes.toString('utf16le', ptr, end);
+      // An argument's name: building it here is faster than decoding.
+      let text = '';
+      for (let at = ptr; at < end; at += 2) text += String.fromCharCode(bytes[at]! | (bytes[at + 1]! << 8));
+      return text;
+    };
+    const writeUtf16 = (text: string, dest: number) => {
+      this.charge(text.length);
+      void this.bytes().write(text, dest, 'utf16le');
+    };
+    const answer = (text: string | null) => {
+      this.charge(0);
+      return text?.length ?? -1;
+    };
     const svc = {
       kind: () => (this.subject!.context.kind === 'request' ? 0 : this.subject!.context.kind === 'tool_call' ? 1 : 2),
-      field_length: (id: number) => this.subject!.field(id)?.length ?? -1,
+      field_length: (id: number) => answer(this.subject!.field(id)),
       field_read: (id: number, dest: number) => writeUtf16(this.subject!.field(id) ?? '', dest),
-      argument_length: (namePtr: number, nameLength: number) => this.subject!.argument(readUtf16(namePtr, nameLength))?.length ?? -1,
+      argument_length: (namePtr: number, nameLength: number) => answer(this.subject!.argument(readUtf16(namePtr, nameLength))),
       argument_read: (namePtr: number, nameLength: number, dest: number) => writeUtf16(this.subject!.argument(readUtf16(namePtr, nameLength)) ?? '', dest),
       set_reason: (ptr: number, length: number) => {
         this.reason = readUtf16(ptr, Math.min(length, MAX_REASON_CHARS));
       },
     };
+    // The loader provides AssemblyScript's `env` imports; the exports are called as they are, not through its wrappers.
     let exports: RuleExports;
     try {
-      exports = instantiateSync<Record<string, unknown>>(module, { svc, env }).exports as RuleExports;
+      exports = instantiateSync<Record<string, unknown>>(module, { svc, env }).instance.exports as RuleExports;
     } catch (err) {
       throw new RuleLoadError(`it cannot be instantiated: ${(err as Error).message}`);
     }
     const memory = exports.memory ?? (env.memory as WebAssembly.Memory | undefined);
     if (memory === undefined) throw new RuleLoadError('it has no memory');
     this.memory = memory;
+    const { setFuel, getFuel, start } = METERING_EXPORTS;
+    if (typeof exports[setFuel] === 'function' && typeof exports[getFuel] === 'function') {
+      this.fuel = { set: exports[setFuel] as (units: number) => void, get: exports[getFuel] as () => number };
+    }
+    if (typeof exports[start] === 'function') {
+      const startFn = exports[start] as () => void;
+      this.refuel();
+      try {
+        startFn();
+        if (this.owed > 0 && this.settle() < 0) throw new FuelExhaustedError('out of fuel');
+      } catch (err) {
+        throw new RuleLoadError(this.exhausted() ? `it ran out of fuel while starting (${this.budget} units) and was stopped` : `it trapped while starting: ${(err as Error).message}`);
+      }
+    }
     if (typeof exports.svc_abi_version !== 'function' || typeof exports.svc_evaluate !== 'function') {
       throw new RuleLoadError('it does not export svc_abi_version and svc_evaluate');
     }
-    let version: unknown;
-    try {
-      version = (exports.svc_abi_version as () => number)();
-    } catch (err) {
-      throw new RuleLoadError(`svc_abi_version trapped: ${(err as Error).message}`);
-    }
+    const version = this.start('svc_abi_version', exports.svc_abi_version as () => number);
     if (version !== ABI_VERSION) throw new RuleLoadError(`it speaks ABI version ${String(version)}; this host speaks ${ABI_VERSION}`);
     this.evaluateFn = exports.svc_evaluate as () => number;
-    try {
-      this.kinds = typeof exports.svc_kinds === 'function' ? (exports.svc_kinds as () => number)() & ALL_KINDS : ALL_KINDS;
-    } catch (err) {
-      throw new RuleLoadError(`svc_kinds trapped: ${(err as Error).message}`);
-    }
+    this.kinds = typeof exports.svc_kinds === 'function' ? this.start('svc_kinds', exports.svc_kinds as () => number) & ALL_KINDS : ALL_KINDS;
   }
 
-  /** Runs the rule; throws when it traps (a growth refused at the memory cap is a trap) or answers nonsense. */
+  /** Whether this instance is metered (then every call runs on a budget). */
+  get metered(): boolean {
+    return this.fuel !== null;
+  }
+
+  /** The fuel the last call spent (0 for a module that is not metered). */
+  get spent(): number {
+    return this.fuel === null ? 0 : this.budget - Math.max(this.fuel.get() - this.owed, -1);
+  }
+
+  /** Runs the rule; throws when it traps (a growth refused at the memory cap is a trap), runs out of fuel or answers nonsense. */
   evaluate(subject: Subject): RuleOutcome {
     this.subject = subject;
     this.reason = '';
+    this.refuel();
     let code: number;
     try {
       code = this.evaluateFn();
+      if (this.owed > 0 && this.settle() < 0) throw new FuelExhaustedError('out of fuel');
     } catch (err) {
+      if (this.exhausted()) throw new FuelExhaustedError(`it ran out of fuel (${this.budget} units) and was stopped`);
+      if (err instanceof RangeError && /call stack/i.test(err.message)) throw new Error(`it overflowed its stack: ${err.message}`);
       // A grow refused at the cap surfaces as a trap; the memory in use tells the two apart.
       throw new Error(`it trapped with ${this.memory.buffer.byteLength} of its ${this.capBytes} memory bytes in use: ${(err as Error).message}`);
     } finally {
@@ -164,5 +221,55 @@ export class RuleInstance {
       default:
         throw new Error(`svc_evaluate returned ${code}, which is not a verdict`);
     }
+  }
+
+  /** Calls an export while loading: a trap or running out of fuel means the rule cannot be used. */
+  private start(name: string, fn: () => number): number {
+    this.refuel();
+    try {
+      const answer = fn();
+      if (this.owed > 0 && this.settle() < 0) throw new FuelExhaustedError('out of fuel');
+      return answer;
+    } catch (err) {
+      throw new RuleLoadError(this.exhausted() ? `${name} ran out of fuel (${this.budget} units) and was stopped` : `${name} trapped: ${(err as Error).message}`);
+    }
+  }
+
+  private bytes(): Buffer {
+    // A detached buffer has no bytes: cheaper to ask than the memory's current buffer.
+    if (this.viewed.byteLength === 0) {
+      this.viewed = this.memory.buffer;
+      this.view = Buffer.from(this.viewed);
+    }
+    return this.view;
+  }
+
+  private refuel(): void {
+    this.owed = 0;
+    this.fuel?.set(this.budget);
+  }
+
+  /** Whether the fuel ran out: the rule's own code took it below zero, or the accessors' charges did. */
+  private exhausted(): boolean {
+    return this.fuel !== null && (this.settle() as number) < 0;
+  }
+
+  /** Takes what the accessors owe from the fuel; answers what is left. */
+  private settle(): number {
+    const left = this.fuel!.get() - this.owed;
+    this.owed = 0;
+    this.fuel!.set(Math.max(left, -1));
+    return left;
+  }
+
+  /**
+   * What an accessor costs, from the same fuel as the rule's own code. Charges are added up and
+   * taken from the fuel once they reach SETTLE_EVERY (and when the call ends): the fuel global is
+   * slower to reach from here than a number.
+   */
+  private charge(chars: number): void {
+    if (this.fuel === null) return;
+    this.owed += HOST_CALL_FUEL + (chars >>> HOST_FUEL_PER_CHARS_SHIFT);
+    if (this.owed >= SETTLE_EVERY && this.settle() < 0) throw new FuelExhaustedError('out of fuel');
   }
 }

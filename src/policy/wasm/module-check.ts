@@ -7,26 +7,20 @@ import { buildSnapshot } from './snapshot.js';
 
 const RULE_DEFAULTS = wasmRulesSchema.parse({});
 const PAGE_BYTES = 65536;
-/**
- * The deadline of a rule run outside the proxy: long enough that a busy machine never refuses
- * a good rule, short enough that an endless loop is still stopped.
- */
-const CHECK_DEADLINE_MS = 1000;
 
 /** A module that is not a usable rule, with the reason. */
 export class RuleModuleError extends Error {}
 
 /**
- * Runs one module in a worker, as the proxy would: first instantiated and checked (ABI version,
- * exports, memory), then evaluated, unless it declares it does not evaluate this kind of call
- * (which the proxy would then not ask it).
+ * Runs one module as the proxy would, with the default fuel and memory cap: first metered,
+ * instantiated and checked (ABI version, exports, memory), then evaluated, unless it declares it
+ * does not evaluate this kind of call (which the proxy would then not ask it).
  */
 export async function evaluateModule(bytes: Uint8Array<ArrayBuffer>, name: string, context: RuleContext): Promise<RuleDecision> {
   if (!WebAssembly.validate(bytes)) throw new RuleModuleError(`${name} is not a valid WebAssembly module`);
   const set = buildSnapshot([{ name, priority: DEFAULT_PRIORITY, sha256: sha256(bytes), bytes }]);
   const runner = new WasmRuleRunner({
-    threads: 1,
-    deadlineMs: CHECK_DEADLINE_MS,
+    fuel: RULE_DEFAULTS.fuel,
     memoryCapPages: (RULE_DEFAULTS.memoryMaxMb * 1024 * 1024) / PAGE_BYTES,
     failurePolicy: 'closed',
     logger: createLogger('silent'),

@@ -18,7 +18,7 @@ export interface FailedRule {
   readonly error: string;
 }
 
-/** Instantiates candidate rules off the main thread: per rule, the kinds it evaluates or why it cannot load. */
+/** Meters and instantiates candidate rules: per rule, the kinds it evaluates or why it cannot load. */
 export type RuleChecker = (set: RuleSetSnapshot) => Promise<RuleCheck[]>;
 
 /** The loaded rules as one snapshot per kind of call (null where no rule evaluates that kind). */
@@ -139,7 +139,7 @@ export class RuleDirectory {
     this.options.onChange?.(next);
   }
 
-  /** Validates unseen modules: structure on this thread (no code runs), instantiation in a worker. */
+  /** Validates unseen modules: structure here, then metering (in the metering process) and a metered instantiation. */
   private async checkNew(files: readonly RuleFile[]): Promise<void> {
     const unseen = files.filter((f) => !this.verdicts.has(f.sha256));
     const candidates: RuleFile[] = [];

@@ -1,13 +1,13 @@
-import { Piscina } from 'piscina';
 import type { Logger } from '../../lib/logger.js';
 import type { RuleAction, RuleContext } from './abi.js';
-import { PROGRESS_BYTES, type CheckTask, type EvaluateTask, type EvaluationResult, type FailurePolicy, type RuleCheck, type RuleTask } from './evaluator.js';
+import { checkRules, evaluateRules, RuleInstances, type EvaluationResult, type FailurePolicy, type RuleCheck } from './evaluator.js';
+import { DEFAULT_FUEL } from './fuel.js';
+import { meteredModule, meterRules, type MeteredModule } from './metering.js';
 import type { RuleSetSnapshot } from './snapshot.js';
 
 export interface RuleRunnerOptions {
-  threads: number;
-  /** How long one rule may run (instantiation or evaluation) before its worker is replaced. */
-  deadlineMs: number;
+  /** Fuel per rule per call, and for starting it (docs/wasm-rules.md); default DEFAULT_FUEL. */
+  fuel?: number;
   memoryCapPages: number;
   failurePolicy: FailurePolicy;
   logger: Logger;
@@ -19,167 +19,86 @@ export interface RuleDecision {
   /** The deciding rule's name (null when every rule allowed). */
   readonly rule: string | null;
   readonly reason: string;
-  /** Rules that failed on this call: trapped, overran their deadline, outgrew their memory. */
+  /** Rules that failed on this call: trapped, ran out of fuel, outgrew their memory, could not be loaded. */
   readonly failures: ReadonlyArray<{ readonly rule: string; readonly error: string }>;
 }
 
 export interface RuleRunnerState {
+  /** Calls evaluated. */
   readonly completed: number;
-  /** Workers replaced because a rule overran its deadline or killed its worker. */
-  readonly workersReplaced: number;
-}
-
-const DEFAULT_WORKER = new URL(import.meta.url.endsWith('.ts') ? './worker.ts' : './worker.js', import.meta.url);
-
-/**
- * A one-shot abort in the EventEmitter shape Piscina accepts for `signal`: aborting a running
- * task replaces its worker, as with an AbortSignal, at a fraction of an AbortController's cost
- * per task.
- */
-class TaskAbort {
-  aborted = false;
-  private listener: (() => void) | null = null;
-
-  once(_event: 'abort', listener: () => void): void {
-    this.listener = listener;
-  }
-
-  off(_event: 'abort', listener: () => void): void {
-    if (this.listener === listener) this.listener = null;
-  }
-
-  removeListener(event: 'abort', listener: () => void): void {
-    this.off(event, listener);
-  }
-
-  abort(): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    const listener = this.listener;
-    this.listener = null;
-    listener?.();
-  }
-}
-
-/** A rule that overran its deadline (or took its worker down) while running. */
-class RuleStoppedError extends Error {
-  constructor(
-    readonly index: number,
-    message: string,
-  ) {
-    super(message);
-  }
+  /** Rule runs stopped because they ran out of fuel. */
+  readonly fuelExhausted: number;
+  /** Rule instances currently kept. */
+  readonly instances: number;
 }
 
 /**
- * Runs WASM rules on their own Piscina pool. V8 cannot interrupt running WebAssembly, so each task
- * carries a shared progress cell the worker stamps as each rule starts; a watchdog on the main
- * thread aborts the task once the running rule is past its deadline, and Piscina replaces the
- * worker. Time a task spends queued does not count against any rule.
+ * Runs WASM rules inline, on the calling thread. Every module is metered before it runs (binaryen
+ * in a child process, once per module, see metering.ts) and each rule gets `fuel` units per call, so a
+ * rule that would loop forever is stopped, deterministically, and counts as failed. Instances are
+ * kept per module between calls.
  */
 export class WasmRuleRunner {
-  private readonly pool: Piscina<RuleTask, EvaluationResult | RuleCheck[]>;
-  private workersReplaced = 0;
+  private readonly rules: RuleInstances;
+  private readonly fuel: number;
+  private completed = 0;
+  private fuelExhausted = 0;
+  /** Metering outcomes the process does not keep (the metering process failed), for the one call that asked. */
+  private readonly transient = new Map<string, MeteredModule>();
 
   constructor(private readonly options: RuleRunnerOptions) {
-    this.pool = new Piscina({
-      filename: DEFAULT_WORKER.href,
-      minThreads: options.threads,
-      maxThreads: options.threads,
-      idleTimeout: 60_000,
+    this.fuel = options.fuel ?? DEFAULT_FUEL;
+    this.rules = new RuleInstances({
+      memoryCapPages: options.memoryCapPages,
+      fuel: this.fuel,
+      moduleOf: (ref) => meteredModule(ref.sha256) ?? this.transient.get(ref.sha256),
     });
-    this.pool.on('error', (err: unknown) => options.logger.error({ err }, 'rule worker error'));
   }
 
   /** The verdict of `set` on one call; never rejects (a failing rule answers per the failure policy). */
   async evaluate(set: RuleSetSnapshot, context: RuleContext): Promise<RuleDecision> {
-    const failures: Array<{ rule: string; error: string }> = [];
-    let startAt = 0;
-    while (startAt < set.rules.length) {
-      const task: Omit<EvaluateTask, 'progress'> = {
-        op: 'evaluate',
-        set,
-        context,
-        startAt,
-        failurePolicy: this.options.failurePolicy,
-        memoryCapPages: this.options.memoryCapPages,
-      };
-      try {
-        const result = (await this.run(task)) as EvaluationResult;
-        for (const f of result.failures) {
-          const rule = set.rules[f.index]!.name;
-          failures.push({ rule, error: f.error });
-          this.options.logger.warn({ rule, error: f.error }, 'WASM rule failed');
-        }
-        if (result.verdict === null) return { action: 'allow', rule: null, reason: '', failures };
-        return { action: result.verdict.action, rule: set.rules[result.verdict.index]!.name, reason: result.verdict.reason, failures };
-      } catch (err) {
-        const stopped = err as RuleStoppedError;
-        const rule = set.rules[stopped.index]!.name;
-        failures.push({ rule, error: stopped.message });
-        this.options.logger.warn({ rule, error: stopped.message }, 'WASM rule failed');
-        if (this.options.failurePolicy === 'closed') return { action: 'block', rule, reason: `rule failed: ${stopped.message}`, failures };
-        startAt = stopped.index + 1;
-      }
-    }
-    return { action: 'allow', rule: null, reason: '', failures };
+    if (this.metered(set)) return this.decide(set, evaluateRules(this.rules, set, context, this.options.failurePolicy));
+    return this.decide(set, this.withMetered(set, await meterRules(set), () => evaluateRules(this.rules, set, context, this.options.failurePolicy)));
   }
 
-  /** Instantiates every rule of `set` in a worker: per rule, the kinds it evaluates or why it cannot load. */
+  /** Meters and instantiates every rule of `set`: per rule, the kinds it evaluates or why it cannot load. */
   async check(set: RuleSetSnapshot): Promise<RuleCheck[]> {
-    const results: RuleCheck[] = [];
-    let startAt = 0;
-    while (startAt < set.rules.length) {
-      const rest = { ...set, rules: set.rules.slice(startAt) };
-      try {
-        results.push(...((await this.run({ op: 'check', set: rest, memoryCapPages: this.options.memoryCapPages })) as RuleCheck[]));
-        return results;
-      } catch (err) {
-        const stopped = err as RuleStoppedError;
-        // The rules before the stopped one loaded in the worker that was replaced: check them again.
-        const before = stopped.index === 0 ? [] : await this.check({ ...set, rules: rest.rules.slice(0, stopped.index) });
-        results.push(...before, { error: stopped.message });
-        startAt += stopped.index + 1;
-      }
-    }
-    return results;
+    return this.withMetered(set, await meterRules(set), () => checkRules(this.rules, set));
   }
 
   state(): RuleRunnerState {
-    return { completed: this.pool.completed, workersReplaced: this.workersReplaced };
+    return { completed: this.completed, fuelExhausted: this.fuelExhausted, instances: this.rules.size };
   }
 
+  /** Drops the instances (metered modules stay cached for the process). */
   close(): Promise<void> {
-    return this.pool.destroy();
+    this.rules.clear();
+    return Promise.resolve();
   }
 
-  private async run(task: Omit<EvaluateTask, 'progress'> | Omit<CheckTask, 'progress'>): Promise<EvaluationResult | RuleCheck[]> {
-    const shared = new SharedArrayBuffer(PROGRESS_BYTES);
-    const progress = new Float64Array(shared);
-    const abort = new TaskAbort();
-    const deadline = this.options.deadlineMs;
-    let overran = -1;
-    const watch = () => {
-      const running = progress[0]!;
-      const elapsed = running === 0 ? 0 : Date.now() - progress[1]!;
-      if (running !== 0 && elapsed >= deadline) {
-        overran = running - 1;
-        abort.abort();
-        return;
-      }
-      timer = setTimeout(watch, running === 0 ? deadline : deadline - elapsed + 1);
-    };
-    let timer = setTimeout(watch, deadline);
+  private withMetered<T>(set: RuleSetSnapshot, metered: readonly MeteredModule[], run: () => T): T {
+    set.rules.forEach((ref, i) => this.transient.set(ref.sha256, metered[i]!));
     try {
-      return await this.pool.run({ ...task, progress: shared } as RuleTask, { signal: abort });
-    } catch (err) {
-      this.workersReplaced++;
-      if (overran >= 0) throw new RuleStoppedError(overran, `it ran past its ${deadline} ms deadline and was stopped`);
-      // The worker died under the rule that was running (a crash, not a trap: traps are caught in the worker).
-      const running = Math.max(0, progress[0]! - 1);
-      throw new RuleStoppedError(running, `its worker died: ${(err as Error).message}`);
+      return run();
     } finally {
-      clearTimeout(timer);
+      this.transient.clear();
     }
+  }
+
+  private metered(set: RuleSetSnapshot): boolean {
+    for (const ref of set.rules) if (meteredModule(ref.sha256) === undefined) return false;
+    return true;
+  }
+
+  private decide(set: RuleSetSnapshot, result: EvaluationResult): RuleDecision {
+    this.completed++;
+    const failures = result.failures.map((f) => {
+      const rule = set.rules[f.index]!.name;
+      if (f.exhausted) this.fuelExhausted++;
+      this.options.logger.warn({ rule, error: f.error }, 'WASM rule failed');
+      return { rule, error: f.error };
+    });
+    if (result.verdict === null) return { action: 'allow', rule: null, reason: '', failures };
+    return { action: result.verdict.action, rule: set.rules[result.verdict.index]!.name, reason: result.verdict.reason, failures };
   }
 }

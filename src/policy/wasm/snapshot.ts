@@ -1,13 +1,13 @@
 /**
- * A rule set as it travels to the workers: every module's bytes in one SharedArrayBuffer (shared,
- * not copied, with each task) and the rules in priority order. Immutable; a change makes a new one.
+ * A rule set: every module's bytes in one buffer and the rules in priority order. Immutable; a
+ * change makes a new one.
  */
 export interface RuleSetSnapshot {
   /** Changes whenever any rule is added, replaced or removed. */
   readonly version: string;
   /**
    * The loaded generation this set is a part of (the sets for each kind of call are parts of one),
-   * and the hashes of all its modules: what a worker keeps compiled.
+   * and the hashes of all its modules: what a runner keeps instantiated.
    */
   readonly generation: string;
   readonly live: readonly string[];

@@ -50,7 +50,7 @@ export interface UnloadedModule {
 
 /**
  * A fixed set of rule modules held in memory (a workspace's stored WASM rules) judging tool calls
- * on a runner the caller owns. Built once per set of modules: each is instantiated in a worker to
+ * on a runner the caller owns. Built once per set of modules: each is metered and instantiated to
  * learn the kinds it evaluates; one that does not load is left out and reported in `unloaded`, as
  * a gateway skips a rule file that does not load.
  */

@@ -7,10 +7,9 @@ import { responseText } from './call-text.js';
 import { RuleDirectory, type FailedRule, type LoadedRule } from './rule-directory.js';
 import { WasmRuleRunner, type RuleDecision, type RuleRunnerState } from './runner.js';
 
-export interface WasmRulesOptions extends Omit<WasmRulesConfig, 'dir'> {
+export interface WasmRulesOptions extends Omit<WasmRulesConfig, 'dir' | 'deadlineMs'> {
   /** The folder, resolved (see `wasmDir`). */
   readonly dir: string;
-  readonly threads: number;
   readonly logger: Logger;
 }
 
@@ -20,7 +19,8 @@ export interface WasmRulesHealth {
   /** Files in the folder that did not load, and why. */
   readonly failed: readonly FailedRule[];
   readonly failurePolicy: 'closed' | 'open';
-  readonly deadlineMs: number;
+  /** Fuel per rule per call. */
+  readonly fuel: number;
   readonly runner: RuleRunnerState | null;
 }
 
@@ -30,8 +30,9 @@ export type CallerContext = Omit<ToolCallContext, 'traceId'>;
 const PAGE_BYTES = 65536;
 
 /**
- * The installed WASM rules of this proxy: the watched folder, and the worker pool they run in
- * (started only once a rule is installed, so a proxy without rules pays nothing).
+ * The installed WASM rules of this proxy: the watched folder, and the runner that evaluates them
+ * metered on this thread (made only once a rule is installed, so a proxy without rules pays
+ * nothing; modules are metered in a child process that exists only while loading).
  */
 export class WasmRules implements ToolCallJudge {
   private readonly directory: RuleDirectory;
@@ -103,7 +104,7 @@ export class WasmRules implements ToolCallJudge {
       rules: this.directory.loaded,
       failed: this.directory.failed,
       failurePolicy: this.options.failurePolicy,
-      deadlineMs: this.options.deadlineMs,
+      fuel: this.options.fuel,
       runner: this.runnerInstance?.state() ?? null,
     };
   }
@@ -115,8 +116,7 @@ export class WasmRules implements ToolCallJudge {
 
   private runner(): WasmRuleRunner {
     this.runnerInstance ??= new WasmRuleRunner({
-      threads: this.options.threads,
-      deadlineMs: this.options.deadlineMs,
+      fuel: this.options.fuel,
       memoryCapPages: Math.floor((this.options.memoryMaxMb * 1024 * 1024) / PAGE_BYTES),
       failurePolicy: this.options.failurePolicy,
       logger: this.options.logger,

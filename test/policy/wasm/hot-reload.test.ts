@@ -9,12 +9,14 @@ import { compileRules, svc } from '../../helpers/wasm.js';
 
 t.setTimeout(300_000);
 
+const FUEL = 5_000_000;
+
 const rules = await compileRules(t, ['destructive-shell', 'index', 'infinite-loop']);
 const mock = await startMockProvider();
 t.teardown(() => mock.close());
 
 interface Health {
-  wasm: { rules: Array<{ name: string; priority: number; sha256: string }>; failed: Array<{ file: string; error: string }>; runner: { workersReplaced: number } | null };
+  wasm: { rules: Array<{ name: string; priority: number; sha256: string }>; failed: Array<{ file: string; error: string }>; fuel: number; runner: { fuelExhausted: number } | null };
 }
 
 async function setup(t: Tap.Test, file: Record<string, unknown> = {}) {
@@ -22,8 +24,8 @@ async function setup(t: Tap.Test, file: Record<string, unknown> = {}) {
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const env = { SVC_WASM_DIR: join(dir, 'wasm'), SVC_HOME: join(dir, 'home') };
   const config = join(dir, 'config.json');
-  // A roomy deadline: this machine is shared, and only the infinite loop should ever reach it.
-  await writeFile(config, JSON.stringify({ wasm: { deadlineMs: 250 }, ...file }));
+  // Fuel well above what the example rules spend, well below the default: the infinite loop stops sooner.
+  await writeFile(config, JSON.stringify({ wasm: { fuel: FUEL }, ...file }));
   const proxy = await spawnProxy(t, ['--upstream-url', mock.url, '--config', config, '--threads', '1'], env);
   const openai = new OpenAI({ apiKey: 'sk-test', baseURL: `${proxy.url}/v1`, maxRetries: 0 });
   const health = async () => (await (await fetch(`${proxy.url}/health`)).json()) as Health;
@@ -126,7 +128,7 @@ t.test('a corrupt module is skipped with a log line and shown in /health; the ot
   t.same(fixed.wasm.rules.map((r) => r.name), ['corrupt', 'guard'], 'fixed in place, it loads');
 });
 
-t.test('an infinite loop is stopped by its deadline while other requests keep succeeding', async (t) => {
+t.test('an infinite loop is stopped by its fuel while other requests keep succeeding', async (t) => {
   const { env, openai, until, health } = await setup(t);
   t.equal((await svc(['policy', 'install', '--wasm', rules['infinite-loop'], '--name', 'spinner', '--priority', '10'], env)).code, 0);
   t.equal((await svc(['policy', 'install', '--wasm', rules['destructive-shell'], '--name', 'guard', '--priority', '20'], env)).code, 0);
@@ -139,13 +141,15 @@ t.test('an infinite loop is stopped by its deadline while other requests keep su
     ),
   );
   for (const res of await Promise.all(spins)) {
-    t.match(res.choices[0]!.message.content, /BLOCKED: the spin tool call was blocked by rule spinner: rule failed: it ran past its 250 ms deadline/);
+    t.match(res.choices[0]!.message.content, `BLOCKED: the spin tool call was blocked by rule spinner: rule failed: it ran out of fuel (${FUEL} units) and was stopped`);
   }
   await others.next(12);
   await others.stop();
   t.same(others.failures, [], 'no other request failed');
   t.same(new Set(others.outcomes), new Set(['blocked']), 'and the rules after the loop still judged them');
-  t.ok((await health()).wasm.runner!.workersReplaced >= 3, 'each overrun replaced its worker');
+  const h = await health();
+  t.equal(h.wasm.fuel, FUEL);
+  t.equal(h.wasm.runner!.fuelExhausted, 3, 'each loop was stopped by its fuel');
 });
 
 t.test('a cached answer is not replayed past a rule installed after it was stored', async (t) => {

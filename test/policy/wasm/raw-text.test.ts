@@ -13,7 +13,7 @@ import { compileRules, shellCall, textCall } from '../../helpers/wasm.js';
 t.setTimeout(300_000);
 
 const rules = await compileRules(t, ['index', 'force-push', 'destructive-shell', 'input-probe']);
-const runner = new WasmRuleRunner({ threads: 1, deadlineMs: 250, memoryCapPages: 256, failurePolicy: 'closed', logger: createLogger('silent') });
+const runner = new WasmRuleRunner({ memoryCapPages: 256, failurePolicy: 'closed', logger: createLogger('silent') });
 t.teardown(() => runner.close());
 
 async function setOf(name: keyof typeof rules): Promise<RuleSetSnapshot> {
@@ -88,7 +88,7 @@ t.test('a call svc cannot read answers the failure policy of the WASM rules', as
   const unknown: ToolCall = { id: 'call_tp', name: 'teleport_call', arguments: '{"type":"teleport_call"}', input: 'unknown' };
   const push: ToolCall = { id: 'call_p', name: 'exec', arguments: codeMode('"git push --force origin main"'), input: 'text' };
   for (const failurePolicy of ['closed', 'open'] as const) {
-    const wasm = new WasmRules({ dir: join(dir, 'wasm'), threads: 1, deadlineMs: 250, memoryMaxMb: 16, failurePolicy, rescanMs: 60_000, logger: createLogger('silent') });
+    const wasm = new WasmRules({ dir: join(dir, 'wasm'), fuel: 5_000_000, memoryMaxMb: 16, failurePolicy, rescanMs: 60_000, logger: createLogger('silent') });
     t.teardown(() => wasm.close());
     await wasm.start();
     const [verdict, judged] = await wasm.judge([unknown, push], ctx);

@@ -9,6 +9,9 @@ import { compileRules, compileWithOwnMemory, shellCall } from '../../helpers/was
 
 t.setTimeout(300_000);
 
+/** Fuel per rule per call: the examples need well under a million on these commands; the loops stop at it. */
+const FUEL = 5_000_000;
+
 const rules = await compileRules(t, ['index', 'destructive-shell', 'latest-image', 'force-push', 'infinite-loop', 'trap', 'wrong-abi', 'memory-hog', 'no-drop-database', 'loops-at-start']);
 
 const ownMemory = await compileWithOwnMemory(t, 'memory-hog');
@@ -25,8 +28,7 @@ async function setOf(...entries: Array<[name: keyof typeof rules | 'own-memory-h
 
 function runner(t: Tap.Test, opts: { failurePolicy?: 'closed' | 'open'; memoryCapPages?: number } = {}) {
   const r = new WasmRuleRunner({
-    threads: 1,
-    deadlineMs: 50,
+    fuel: FUEL,
     memoryCapPages: opts.memoryCapPages ?? 256,
     failurePolicy: opts.failurePolicy ?? 'closed',
     logger: createLogger('silent'),
@@ -139,7 +141,7 @@ t.test('loading checks the ABI version and reads the kinds of call a rule evalua
   const checks = await r.check(await setOf(['index', 10], ['no-drop-database', 20]));
   t.same(checks, [{ kinds: 2 }, { kinds: 7 }], 'the examples ask for tool calls only; a rule without svc_kinds gets every kind');
   const stuck = await r.check(await setOf(['index', 10], ['loops-at-start', 20], ['force-push', 30]));
-  t.match(stuck, [{ kinds: 2 }, { error: /it ran past its 50 ms deadline/ }, { kinds: 2 }], 'a rule stuck while starting is stopped; the others load');
+  t.same(stuck, [{ kinds: 2 }, { error: `it ran out of fuel while starting (${FUEL} units) and was stopped` }, { kinds: 2 }], 'a rule stuck while starting is stopped; the others load');
 });
 
 t.test('a trap is the rule\'s failure: fail closed blocks, fail open skips the rule', async (t) => {
@@ -157,16 +159,18 @@ t.test('a trap is the rule\'s failure: fail closed blocks, fail open skips the r
   t.equal((await open.evaluate(set, shellCall('ls'))).action, 'allow');
 });
 
-t.test('an evaluation past its deadline is stopped by replacing the worker', async (t) => {
+t.test('an evaluation that runs out of fuel is stopped, and the next call gets a fresh instance', async (t) => {
   const r = runner(t);
   const set = await setOf(['infinite-loop', 10], ['destructive-shell', 20]);
   const spin = { ...shellCall('ls'), toolName: 'spin' };
   const d = await r.evaluate(set, spin);
   t.equal(d.action, 'block', 'fail closed');
   t.equal(d.rule, 'infinite-loop');
-  t.match(d.reason, /past its 50 ms deadline/);
-  t.equal(r.state().workersReplaced, 1);
-  t.equal((await r.evaluate(set, shellCall('ls'))).action, 'allow', 'a fresh worker evaluates the next call');
+  t.equal(d.reason, `rule failed: it ran out of fuel (${FUEL} units) and was stopped`);
+  t.same(d.failures, [{ rule: 'infinite-loop', error: `it ran out of fuel (${FUEL} units) and was stopped` }]);
+  t.same(await r.evaluate(set, spin), d, 'the same answer every time: the stop is counted, not timed');
+  t.equal(r.state().fuelExhausted, 2);
+  t.equal((await r.evaluate(set, shellCall('ls'))).action, 'allow', 'the next call evaluates normally');
   t.equal((await r.evaluate(set, shellCall('rm -rf /'))).action, 'block');
   const open = runner(t, { failurePolicy: 'open' });
   const o = await open.evaluate(set, { ...spin, toolArguments: JSON.stringify({ command: 'rm -rf /' }) });

@@ -1,0 +1,41 @@
+/**
+ * Fuel: what a rule may spend on one call (docs/wasm-rules.md, "Limits and failures"). A unit is
+ * about one WebAssembly instruction: a metered module pays for its code as it runs (see meter.ts),
+ * for bulk memory operations by their size, and the host charges for what its accessors do.
+ */
+
+/**
+ * What metering adds to a module's exports: a setter and a getter of its fuel (an i32 global,
+ * zero until the host fills it; functions, as a call into WebAssembly costs a fraction of reading
+ * or writing an exported global from JavaScript), and its start function, which the host calls
+ * once it has given the module fuel. No rule may export these names itself.
+ */
+export const METERING_EXPORTS = { setFuel: '__svc_set_fuel', getFuel: '__svc_get_fuel', start: '__svc_start' } as const;
+
+/**
+ * Fuel per rule per call (and for starting a rule) when the configuration does not say. The
+ * example rules spend 50,000–200,000 on an ordinary shell command and about 1,000 (one check) to
+ * 3,500 (`assembly/index.ts`, three checks) more per character of command, so this fits commands
+ * of 14,000 characters with all three checks; an endless loop stopped at this budget has held
+ * its thread for about 25 ms on these machines.
+ */
+export const DEFAULT_FUEL = 50_000_000;
+export const MIN_FUEL = 10_000;
+/** The fuel is an i32 and one payment takes at most 2^24 units, so it cannot wrap below zero. */
+export const MAX_FUEL = 2 ** 30;
+
+/** Bulk memory operations pay one unit per 2^4 bytes (and one). */
+export const FUEL_PER_BYTES_SHIFT = 4;
+
+/** What one host accessor call costs, plus one unit per 2^3 UTF-16 units it reads or writes. */
+export const HOST_CALL_FUEL = 50;
+export const HOST_FUEL_PER_CHARS_SHIFT = 3;
+
+/** Whether a compiled module has the exports metering adds (and so runs no code before the host gives it fuel). */
+export function hasMeteringExports(module: WebAssembly.Module): boolean {
+  const names = new Set(WebAssembly.Module.exports(module).map((e) => e.name));
+  return Object.values(METERING_EXPORTS).every((name) => name === METERING_EXPORTS.start || names.has(name));
+}
+
+/** A rule's fuel ran out: it was stopped. */
+export class FuelExhaustedError extends Error {}
