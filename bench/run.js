@@ -4,7 +4,7 @@
  * mock provider directly, then through the proxy, in the same run; micro-benchmarks follow.
  * See bench/README.md and `npm run bench -- --help`.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -164,13 +164,20 @@ function startMock() {
  * @param {string} [valkeyUrl]  the Redis the proxy meters against, when the scenario wants one
  * @param {string} [wasmDir]  the folder of installed WASM rules, when the scenario wants some
  */
+/** The policy every scenario runs: the defaults (injection, anomaly, metering, traces) with all five DLP detectors redacting. */
+const PROXY_CONFIG = {
+  piiDetectors: { 'pii.card': 'redact', 'pii.iban': 'redact', 'pii.ssn': 'redact', 'pii.email': 'redact', 'pii.phone': 'redact' },
+};
+
 function startProxy(upstreamUrl, options, svcHome, profile, valkeyUrl, wasmDir) {
   const threads = options.threads === undefined ? [] : ['--threads', String(options.threads)];
   const store = valkeyUrl === undefined ? [] : ['--valkey-url', valkeyUrl];
+  const config = join(svcHome, 'bench-proxy.json');
+  writeFileSync(config, JSON.stringify(PROXY_CONFIG));
   return startServer({
     name: 'proxy',
     script: PROXY_CLI,
-    args: ['proxy', '--port', '0', '--upstream-url', upstreamUrl, ...threads, ...store],
+    args: ['proxy', '--port', '0', '--upstream-url', upstreamUrl, '--config', config, ...threads, ...store],
     nodeArgs: profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', dirname(profile), '--cpu-prof-name', basename(profile)],
     env: { SVC_HOME: svcHome, SVC_LOG_LEVEL: 'warn', ...(wasmDir === undefined ? {} : { SVC_WASM_DIR: wasmDir }) },
   });

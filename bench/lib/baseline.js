@@ -1,8 +1,9 @@
 // @ts-check
 /**
- * The regression check: each scenario's proxy CPU per request against the committed baseline
- * (bench/results/baseline.json). CPU time per request, unlike requests per second, barely moves
- * with what else the machine is doing, so a rise past the threshold is worth a look.
+ * Before and after: each scenario's proxy figures against the committed baseline
+ * (bench/results/baseline.json), and the regression check on its CPU per request. CPU time per
+ * request, unlike requests per second, barely moves with what else the machine is doing, so a
+ * rise past the threshold is worth a look; the throughput ratio and peak RSS are shown beside it.
  */
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +22,11 @@ export const REGRESSION_THRESHOLD = 0.2;
  * @property {number} nowUs  this run's
  * @property {number} change  nowUs ÷ baselineUs − 1
  * @property {boolean} regressed  change > REGRESSION_THRESHOLD
+ * @property {number | null} baselineRatio  the baseline's proxy/direct requests per second
+ * @property {number | null} nowRatio
+ * @property {number | null} baselineRssMiB  the baseline proxy's peak RSS
+ * @property {number | null} nowRssMiB
+ * @property {boolean} sameShape  both ran the same connections, prompt size and chunks (else the figures are not comparable and no regression is flagged)
  */
 
 /**
@@ -53,20 +59,34 @@ export async function readBaseline(file) {
  * @returns {BaselineComparison}
  */
 export function compareToBaseline(report, baseline) {
-  /** @type {Map<string, number>} */
+  /** @type {Map<string, import('./report.js').ScenarioResult>} */
   const before = new Map();
   for (const s of baseline.scenarios) {
     const us = s.status === 'ok' ? s.sides?.proxy.cpuUsPerRequest : null;
-    if (typeof us === 'number' && us > 0) before.set(s.name, us);
+    if (typeof us === 'number' && us > 0) before.set(s.name, s);
   }
   /** @type {BaselineRow[]} */
   const rows = [];
   for (const s of report.scenarios) {
     const nowUs = s.status === 'ok' ? s.sides?.proxy.cpuUsPerRequest : null;
-    const baselineUs = before.get(s.name);
-    if (typeof nowUs !== 'number' || baselineUs === undefined) continue;
+    const old = before.get(s.name);
+    if (typeof nowUs !== 'number' || old === undefined) continue;
+    const baselineUs = /** @type {number} */ (old.sides?.proxy.cpuUsPerRequest);
     const change = nowUs / baselineUs - 1;
-    rows.push({ scenario: s.name, baselineUs, nowUs, change, regressed: change > REGRESSION_THRESHOLD });
+    // A baseline that does not record its shape is taken at its word.
+    const sameShape = old.shape === undefined || JSON.stringify(old.shape) === JSON.stringify(s.shape ?? null);
+    rows.push({
+      scenario: s.name,
+      baselineUs,
+      nowUs,
+      change,
+      regressed: sameShape && change > REGRESSION_THRESHOLD,
+      sameShape,
+      baselineRatio: old.ratio ?? null,
+      nowRatio: s.ratio ?? null,
+      baselineRssMiB: old.sides?.proxy.peakRssMiB ?? null,
+      nowRssMiB: s.sides?.proxy.peakRssMiB ?? null,
+    });
   }
   return {
     commit: baseline.commit,
@@ -81,13 +101,19 @@ export function compareToBaseline(report, baseline) {
  * @param {BaselineComparison} comparison
  */
 export function formatComparison(comparison) {
-  const head = `proxy CPU µs/req against the baseline (${comparison.commit ?? 'no commit'}, ${comparison.date})${comparison.sameMachine ? '' : ' — measured on another machine, compare with care'}:`;
+  const head = `proxy before (the baseline, ${comparison.commit ?? 'no commit'}, ${comparison.date}) and after (this run)${comparison.sameMachine ? '' : ' — measured on another machine, compare with care'}:`;
   if (comparison.rows.length === 0) return `${head}\n  no scenario in common`;
-  const width = Math.max(...comparison.rows.map((r) => r.scenario.length));
+  const width = Math.max('scenario'.length, ...comparison.rows.map((r) => r.scenario.length));
+  const ratio = (/** @type {number | null} */ r) => (r === null ? 'n/a' : `${r.toFixed(3)}×`);
+  const rss = (/** @type {number | null} */ m) => (m === null ? 'n/a' : m.toFixed(0));
+  const columns = `  ${'scenario'.padEnd(width)}  ${'proxy/direct'.padStart(17)}  ${'CPU µs/req'.padStart(15)}  change  ${'peak RSS MiB'.padStart(12)}`;
   const lines = comparison.rows.map((r) => {
     const pct = `${r.change >= 0 ? '+' : ''}${(r.change * 100).toFixed(0)}%`;
-    const flag = r.regressed ? `  REGRESSION (more than +${REGRESSION_THRESHOLD * 100}%)` : '';
-    return `  ${r.scenario.padEnd(width)}  ${Math.round(r.baselineUs).toString().padStart(6)} → ${Math.round(r.nowUs).toString().padStart(6)}  ${pct.padStart(5)}${flag}`;
+    const flag = r.regressed ? `  REGRESSION (more than +${REGRESSION_THRESHOLD * 100}% CPU)` : r.sameShape ? '' : '  (the baseline ran another shape: not compared)';
+    const ratios = `${ratio(r.baselineRatio)} → ${ratio(r.nowRatio)}`;
+    const cpu = `${Math.round(r.baselineUs).toString().padStart(6)} → ${Math.round(r.nowUs).toString().padStart(6)}`;
+    const mem = `${rss(r.baselineRssMiB)} → ${rss(r.nowRssMiB)}`;
+    return `  ${r.scenario.padEnd(width)}  ${ratios.padStart(17)}  ${cpu}  ${pct.padStart(6)}  ${mem.padStart(12)}${flag}`;
   });
-  return [head, ...lines].join('\n');
+  return [head, columns, ...lines].join('\n');
 }

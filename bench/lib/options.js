@@ -48,7 +48,7 @@ Options:
   --warmup S            uncounted warm-up seconds per side (default 1)
   --connections N       connections for every selected scenario (default: the scenario's own)
   --prompt-size BYTES   prompt size for every selected scenario (default: the scenario's own)
-  --chunks N            content chunks per streamed answer (default 50)
+  --chunks N            content chunks per streamed answer (default 20, the scenarios' own)
   --threads N           passed to the proxy as --threads (default: the proxy's own)
   --prof                run the proxy under node --cpu-prof; a .cpuprofile per scenario goes to bench/results/
   --out FILE            where the JSON results go (default bench/results/latest.json)

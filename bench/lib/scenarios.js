@@ -114,14 +114,14 @@ export const SCENARIOS = [
   },
   {
     name: 'stream',
-    description: 'streamed chat completion, 50 content chunks',
-    shape: { connections: 50, promptBytes: KB, chunks: 50 },
+    description: 'streamed chat completion, 20 content chunks',
+    shape: { connections: 50, promptBytes: KB, chunks: 20 },
     request: openaiChat,
   },
   {
     name: 'anthropic-stream',
-    description: 'streamed Anthropic message (/v1/messages), 50 content chunks',
-    shape: { connections: 50, promptBytes: KB, chunks: 50 },
+    description: 'streamed Anthropic message (/v1/messages), 20 content chunks',
+    shape: { connections: 50, promptBytes: KB, chunks: 20 },
     request: anthropicStream,
   },
   {

@@ -2,11 +2,14 @@ import t from 'tap';
 import { compareToBaseline, formatComparison, REGRESSION_THRESHOLD } from '../../bench/lib/baseline.js';
 
 const machine = { cores: 2, cpuModel: 'cpu', nodeVersion: 'v20', platform: 'linux', memoryGiB: 24 };
-const scenario = (name: string, cpuUsPerRequest: number | null, status: 'ok' | 'failed' = 'ok') => ({
+const shape = { connections: 50, promptBytes: 1024, chunks: null };
+const scenario = (name: string, cpuUsPerRequest: number | null, status: 'ok' | 'failed' = 'ok', extra: { ratio?: number; peakRssMiB?: number; chunks?: number } = {}) => ({
   name,
   description: name,
   status,
-  sides: { direct: { cpuUsPerRequest: 10 }, proxy: { cpuUsPerRequest } },
+  shape: { ...shape, chunks: extra.chunks ?? null },
+  ratio: extra.ratio ?? 0.25,
+  sides: { direct: { cpuUsPerRequest: 10, peakRssMiB: 80 }, proxy: { cpuUsPerRequest, peakRssMiB: extra.peakRssMiB ?? 200 } },
 });
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const report = (scenarios: unknown[], m = machine): any => ({ machine: m, commit: 'c0ffee1', date: '2026-11-01T00:00:00.000Z', options: {}, scenarios, micro: [] });
@@ -25,8 +28,8 @@ t.test('a rise past the threshold is flagged, one within it is not', async (t) =
   );
   t.equal(comparison.sameMachine, true);
   const text = formatComparison(comparison);
-  t.match(text, /chat\s+100 →\s+121\s+\+21%\s+REGRESSION/);
-  t.match(text, /latency\s+50 →\s+20\s+-60%$/m);
+  t.match(text, /chat\s+0\.250× → 0\.250×\s+100 →\s+121\s+\+21%\s+200 → 200\s+REGRESSION/);
+  t.match(text, /latency\s+0\.250× → 0\.250×\s+50 →\s+20\s+-60%\s+200 → 200$/m);
   t.notMatch(text, /stream.*REGRESSION/);
 });
 
@@ -41,4 +44,21 @@ t.test('a baseline from another machine says so', async (t) => {
   const comparison = compareToBaseline(report([scenario('chat', 100)]), report([scenario('chat', 100)], { ...machine, cores: 8 }));
   t.equal(comparison.sameMachine, false);
   t.match(formatComparison(comparison), /another machine/);
+});
+
+t.test('before and after: the throughput ratio and peak RSS of both runs sit beside the CPU', async (t) => {
+  const baseline = report([scenario('chat', 176, 'ok', { ratio: 0.174, peakRssMiB: 237 })]);
+  const now = report([scenario('chat', 150, 'ok', { ratio: 0.2, peakRssMiB: 160 })]);
+  const [row] = compareToBaseline(now, baseline).rows;
+  t.match(row, { baselineRatio: 0.174, nowRatio: 0.2, baselineRssMiB: 237, nowRssMiB: 160, sameShape: true, regressed: false });
+  t.match(formatComparison(compareToBaseline(now, baseline)), /chat\s+0\.174× → 0\.200×\s+176 →\s+150\s+-15%\s+237 → 160$/m);
+});
+
+t.test('a scenario the baseline ran with another shape is shown but never flagged', async (t) => {
+  const baseline = report([scenario('stream', 100, 'ok', { chunks: 50 })]);
+  const now = report([scenario('stream', 400, 'ok', { chunks: 20 })]);
+  const [row] = compareToBaseline(now, baseline).rows;
+  t.equal(row!.sameShape, false);
+  t.equal(row!.regressed, false, 'a different request is not a regression');
+  t.match(formatComparison(compareToBaseline(now, baseline)), /stream.*another shape: not compared/);
 });

@@ -109,7 +109,7 @@ t.test('--fail-on-regression exits 3 when a scenario is flagged; --save-baseline
   await writeFile(baseline, JSON.stringify({ machine: { cores: 1, cpuModel: 'other' }, commit: null, date: '2026-01-01T00:00:00.000Z', scenarios: [cheap], micro: [] }));
   const flagged = await bench(t, ['chat', '--duration', '0.5', '--warmup', '0', '--connections', '2', '--out', join(dir, 'a.json'), '--baseline', baseline, '--fail-on-regression']);
   t.equal(flagged.code, 3, flagged.stderr);
-  t.match(flagged.stdout, /chat\s+1 →\s+\d+\s+\+\d+%\s+REGRESSION/);
+  t.match(flagged.stdout, /chat\s+n\/a → [\d.]+×\s+1 →\s+\d+\s+\+\d+%\s+n\/a → \d+\s+REGRESSION/);
 
   const saved = await bench(t, ['chat', '--duration', '0.5', '--warmup', '0', '--connections', '2', '--out', join(dir, 'b.json'), '--baseline', baseline, '--save-baseline']);
   t.equal(saved.code, 0, saved.stderr);
