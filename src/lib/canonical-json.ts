@@ -6,16 +6,28 @@ import { createHash } from 'node:crypto';
  * differ only in key order write the same text.
  */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const obj = value as Record<string, unknown>;
-    const fields: string[] = [];
-    for (const key of Object.keys(obj).sort()) {
-      if (obj[key] !== undefined) fields.push(`${JSON.stringify(key)}:${canonicalJson(obj[key])}`);
-    }
-    return `{${fields.join(',')}}`;
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + canonicalJson(value[i]);
+    return out + ']';
   }
-  return JSON.stringify(value) ?? 'null';
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj);
+  // Most objects arrive with their keys in order already; sorting is only paid when they are not.
+  if (!isSorted(keys)) keys.sort();
+  let out = '{';
+  for (const key of keys) {
+    const member = obj[key];
+    if (member === undefined) continue;
+    out += (out.length === 1 ? '' : ',') + JSON.stringify(key) + ':' + canonicalJson(member);
+  }
+  return out + '}';
+}
+
+function isSorted(keys: readonly string[]): boolean {
+  for (let i = 1; i < keys.length; i++) if (keys[i - 1]! > keys[i]!) return false;
+  return true;
 }
 
 /**
