@@ -215,7 +215,9 @@ const DONE = /^data: ?\[DONE\]\s*$/m;
 function parseEvent(raw: string): ParsedEvent | null {
   let name: string | null = null;
   let data = '';
-  for (const line of raw.split('\n')) {
+  // Most events are one `data:` line; splitting is only paid for the others.
+  const lines = raw.startsWith('data:') && !raw.includes('\n') ? [raw] : raw.split('\n');
+  for (const line of lines) {
     if (line.startsWith('event:')) name = line.slice(6).trim();
     else if (line.startsWith('data:')) data += line.slice(5).trimStart();
   }
@@ -226,6 +228,22 @@ function parseEvent(raw: string): ParsedEvent | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * The raw event with the JSON string `from` replaced by `to`, or null when that cannot be done
+ * with certainty: `from` must appear once, as a whole string value (after a colon), written the way
+ * JSON.stringify writes it. Editing in place keeps every other byte of the provider's event and
+ * costs a fraction of serialising the parsed event again; the fallback serialises.
+ */
+function spliceString(raw: string, from: string, to: string): string | null {
+  const literal = JSON.stringify(from);
+  const at = raw.indexOf(literal);
+  if (at < 0 || raw.indexOf(literal, at + 1) >= 0) return null;
+  let before = at - 1;
+  while (before >= 0 && (raw[before] === ' ' || raw[before] === '\t')) before--;
+  if (raw[before] !== ':') return null;
+  return raw.slice(0, at) + JSON.stringify(to) + raw.slice(at + literal.length);
 }
 
 function serialise(event: ParsedEvent): string {
@@ -276,7 +294,7 @@ export class StreamRedactor {
         out += held + raw + '\n\n';
         continue;
       }
-      const rewritten = this.rewrite(event);
+      const rewritten = this.rewrite(event, raw);
       if (rewritten === null) out += raw + '\n\n';
       else {
         out += rewritten;
@@ -287,7 +305,7 @@ export class StreamRedactor {
   }
 
   /** Returns the new text of the event (with any flushed channels before it), or null when unchanged. */
-  private rewrite(event: ParsedEvent): string | null {
+  private rewrite(event: ParsedEvent, raw: string): string | null {
     const deltas = deltasOf(event.data);
     const closing = new Set(closedBy(event.data, new Set([...this.channels.keys(), ...deltas.map((d) => d.channel)])));
     let prefix = '';
@@ -295,16 +313,25 @@ export class StreamRedactor {
     // finish_reason) goes out in that event, whole: the held text and the delta are scanned together.
     for (const name of closing) if (!deltas.some((d) => d.channel === name)) prefix += this.flush(name);
     let changed = prefix !== '';
+    /** The one text this event changed, while it is the only change: the raw event can be edited in place. */
+    let edit: { from: string; to: string } | null = null;
+    let edits = 0;
     for (const d of deltas) {
       const incoming = d.access.get(event.data)!;
       const released = this.admit(d, event, incoming, closing.has(d.channel));
       if (released !== incoming) {
         d.access.set(event.data, released);
         changed = true;
+        if (edits++ === 0) edit = { from: incoming, to: released };
       }
     }
-    if (carriesFullText(event.data) && this.redactFullText(event.data)) changed = true;
-    return changed ? prefix + serialise(event) : null;
+    if (carriesFullText(event.data) && this.redactFullText(event.data)) {
+      changed = true;
+      edits = 2;
+    }
+    if (!changed) return null;
+    const spliced = edits === 1 ? spliceString(raw, edit!.from, edit!.to) : null;
+    return prefix + (spliced !== null ? spliced + '\n\n' : serialise(event));
   }
 
   /** Takes a delta into its channel and returns what may be released now: all of it when the event closes the channel. */

@@ -185,3 +185,28 @@ t.test('Responses refusal, reasoning summary and output_item.added texts are ins
   t.equal(text, 'Card [REDACTED:pii.card]then [REDACTED:pii.card]; Paid with [REDACTED:pii.card]. No: [REDACTED:pii.card].');
   t.notMatch(raw, /6467/);
 });
+
+t.test('an event whose text changes is edited in place: every other byte the provider sent is kept', async (t) => {
+  const r = new StreamRedactor(policy({ piiDetectors: { 'pii.email': 'redact' } }));
+  // Spacing and key order JSON.stringify would not write; the trailing word is held back (it may begin an email).
+  const first = 'data: {"choices": [{"delta": {"content": "write to jane"}, "index": 0}], "id": "c1"}\n\n';
+  const out = r.push(Buffer.from(first)).toString();
+  t.equal(out, 'data: {"choices": [{"delta": {"content": "write to "}, "index": 0}], "id": "c1"}\n\n');
+  const next = r.push(Buffer.from('data: {"choices": [{"delta": {"content": ".doe@example.com"}, "index": 0}], "id": "c1"}\n\n')).toString();
+  t.equal(next, 'data: {"choices": [{"delta": {"content": ""}, "index": 0}], "id": "c1"}\n\n', 'an address in progress is held whole');
+  const rest = r.push(Buffer.from(finish)).toString();
+  t.match(rest, /^data: \{"choices":\[\{"delta":\{"content":"\[REDACTED:pii\.email\]"\}/, 'and released whole, redacted, when its channel closes');
+  t.notMatch(out + next + rest, /doe@/);
+});
+
+t.test('an event whose text cannot be found once, as a value, is written again from its parsed form', async (t) => {
+  const r = new StreamRedactor(policy({ piiDetectors: { 'pii.email': 'redact' } }));
+  // The text also appears as another value: editing the first occurrence could edit the wrong one.
+  const twice = 'data: {"id":"hello jane","choices":[{"index":0,"delta":{"content":"hello jane"}}]}\n\n';
+  const out = r.push(Buffer.from(twice)).toString();
+  t.same(JSON.parse(out.slice(6)), { id: 'hello jane', choices: [{ index: 0, delta: { content: 'hello ' } }] });
+  // Written with escapes JSON.stringify would not use: not found as written, so serialised.
+  const escaped = 'data: {"choices":[{"index":0,"delta":{"content":"caf\\u00e9 bob"}}]}\n\n';
+  const second = r.push(Buffer.from(escaped)).toString();
+  t.same(JSON.parse(second.slice(6)), { choices: [{ index: 0, delta: { content: 'janecafé ' } }] });
+});
