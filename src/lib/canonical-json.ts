@@ -3,13 +3,14 @@ import { createHash } from 'node:crypto';
 /**
  * Canonical JSON: object keys sorted at every level (by UTF-16 code unit, as `Array.prototype.sort`
  * orders them), array order kept, no whitespace, `undefined` members left out. Two values that
- * differ only in key order write the same text.
+ * differ only in key order write the same text. `shorten`, when given, stands in for every string
+ * value (not keys) before it is written.
  */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+export function canonicalJson(value: unknown, shorten?: (text: string) => string): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(typeof value === 'string' && shorten !== undefined ? shorten(value) : value) ?? 'null';
   if (Array.isArray(value)) {
     let out = '[';
-    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + canonicalJson(value[i]);
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + canonicalJson(value[i], shorten);
     return out + ']';
   }
   const obj = value as Record<string, unknown>;
@@ -20,7 +21,7 @@ export function canonicalJson(value: unknown): string {
   for (const key of keys) {
     const member = obj[key];
     if (member === undefined) continue;
-    out += (out.length === 1 ? '' : ',') + JSON.stringify(key) + ':' + canonicalJson(member);
+    out += (out.length === 1 ? '' : ',') + JSON.stringify(key) + ':' + canonicalJson(member, shorten);
   }
   return out + '}';
 }

@@ -36,7 +36,7 @@ export class AnomalyResponder {
   plan(ex: Exchange, kind: RouteKind, policy: PolicyConfig, inspection: Inspection, inspectedBody: Buffer | string): AnomalyPlan {
     const report = inspection.anomaly;
     if (report === null || !CONVERSATION_ROUTES.has(kind)) return NOTHING;
-    const memory = this.sessions.get(AnomalySessions.key(ex.workspace, ex.headers.session, report.fingerprint));
+    const memory = this.sessions.get(AnomalySessions.key(ex.workspace, ex.headers.session, report));
     const decision = decideAnomaly(policy.anomaly, report, memory, inspection.shadow);
     if (decision.findings.length === 0) return NOTHING;
     ex.anomaly = { mode: decision.mode, findings: decision.findings, response: decision.response, outcome: null, card: decision.card };

@@ -1,7 +1,7 @@
 import { detectCodeAsAction } from './code-as-action.js';
 import { detectDlpEscalation, type DlpSighting } from './dlp-escalation.js';
 import type { AnomalyFinding, LoopFinding } from './finding.js';
-import { extractHistory } from './history.js';
+import { extractHistory, fingerprintOf } from './history.js';
 import { detectLoops } from './loops.js';
 import type { ToolPin } from './poisoning.js';
 import { judgeToolSet } from './tool-set.js';
@@ -12,7 +12,11 @@ export interface AnomalyReport {
   readonly findings: ReadonlyArray<AnomalyFinding | LoopFinding>;
   /** Per offered tool, its pin: its definition's hash and instructions (rug-pull detection on the main thread). */
   readonly toolPins: Readonly<Record<string, ToolPin>>;
-  /** Names the session when the request carries no `x-session-id`. */
+  /**
+   * Names the session when the request carries no session header. Computed when first read: in
+   * the proxy's own thread only when no header names the session; a report from a worker has it
+   * computed as it is copied back.
+   */
   readonly fingerprint: string;
 }
 
@@ -34,5 +38,12 @@ export function detectAnomalies(body: unknown, dlpSightings: readonly DlpSightin
   for (const f of [detectCodeAsAction(history), tools.poisoning, detectDlpEscalation(dlpSightings, history.turnOfMessage)]) {
     if (f !== null) findings.push(f);
   }
-  return { findings, toolPins: tools.toolPins, fingerprint: history.fingerprint };
+  let fingerprint: string | undefined;
+  return {
+    findings,
+    toolPins: tools.toolPins,
+    get fingerprint() {
+      return (fingerprint ??= fingerprintOf(body));
+    },
+  };
 }

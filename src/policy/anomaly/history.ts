@@ -39,8 +39,6 @@ export interface ToolHistory {
   readonly turnOfMessage: readonly number[];
   /** Index of the last message the user wrote (not one only carrying tool results); -1 when none. */
   readonly lastUserMessage: number;
-  /** A stable hash of the system prompt and the first user turn, naming the session when no header does. */
-  readonly fingerprint: string;
 }
 
 type Json = Record<string, unknown>;
@@ -225,11 +223,28 @@ function readResponsesInput(items: unknown[], h: HistoryBuilder): void {
   });
 }
 
-function fingerprintOf(body: Json): string {
+/** A text longer than this is represented in a fingerprint by its length, head and tail. */
+const FINGERPRINT_TEXT_CHARS = 4096;
+const FINGERPRINT_EDGE_CHARS = FINGERPRINT_TEXT_CHARS / 2;
+
+/**
+ * A long text's stand-in in a fingerprint: its length, first and last 2,048 characters. A harness's
+ * system prompt runs to tens of KB and is sent with every request; hashing all of it cost about
+ * 100 µs a request, this at most a few. Two sessions whose first turns differ only inside the
+ * middle of such a text share a fingerprint (their loop memory), as two with identical first turns
+ * always did.
+ */
+function shortenForFingerprint(text: string): string {
+  if (text.length <= FINGERPRINT_TEXT_CHARS) return text;
+  return `${text.length}:${text.slice(0, FINGERPRINT_EDGE_CHARS)}${text.slice(-FINGERPRINT_EDGE_CHARS)}`;
+}
+
+/** Names a session by its first turns (system prompt, first system and user messages). */
+export function fingerprintOf(body: Json): string {
   const turns = Array.isArray(body.messages) ? body.messages : Array.isArray(body.input) ? body.input : Array.isArray(body.contents) ? body.contents : [body.input];
   const firstUser = turns.find((m) => isJsonObject(m) && m.role === 'user') ?? null;
   const system = body.system ?? body.instructions ?? body.systemInstruction ?? null;
-  const seed = canonicalJson([system, turns.find((m) => isJsonObject(m) && m.role === 'system') ?? null, firstUser]);
+  const seed = canonicalJson([system, turns.find((m) => isJsonObject(m) && m.role === 'system') ?? null, firstUser], shortenForFingerprint);
   return hash('sha256', seed).slice(0, 32);
 }
 
@@ -248,6 +263,5 @@ export function extractHistory(body: unknown): ToolHistory {
     assistantTexts: h.assistantTexts,
     turnOfMessage: h.turnOfMessage,
     lastUserMessage: h.lastUserMessage,
-    fingerprint: fingerprintOf(json),
   };
 }

@@ -22,8 +22,9 @@ export class AnomalySessions {
 
   constructor(private readonly max = DEFAULT_MAX_SESSIONS) {}
 
-  static key(workspace: string, sessionHeader: string | null, fingerprint: string): string {
-    return `${workspace}\u0000${sessionHeader ?? `fp:${fingerprint}`}`;
+  /** `fingerprint` is read only when no header names the session. */
+  static key(workspace: string, sessionHeader: string | null, report: { readonly fingerprint: string }): string {
+    return `${workspace}\u0000${sessionHeader ?? `fp:${report.fingerprint}`}`;
   }
 
   get(key: string): SessionMemory {

@@ -67,8 +67,8 @@ t.test('anomaly_enforcement counts per session and category; an override caps it
 });
 
 t.test('sessions: keyed by workspace and session, the least recently seen forgotten first', async (t) => {
-  t.equal(AnomalySessions.key('w', 'abc', 'fp'), 'w\u0000abc');
-  t.equal(AnomalySessions.key('w', null, 'fp'), 'w\u0000fp:fp');
+  t.equal(AnomalySessions.key('w', 'abc', { fingerprint: 'fp' }), 'w\u0000abc');
+  t.equal(AnomalySessions.key('w', null, { fingerprint: 'fp' }), 'w\u0000fp:fp');
   const s = new AnomalySessions(2);
   const a = s.get('a');
   s.get('b');

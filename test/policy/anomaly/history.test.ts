@@ -1,6 +1,8 @@
 import t from 'tap';
 import { canonicalArguments, canonicalJson } from '../../../src/policy/anomaly/canonical.js';
-import { extractHistory } from '../../../src/policy/anomaly/history.js';
+import { extractHistory, fingerprintOf } from '../../../src/policy/anomaly/history.js';
+import { detectAnomalies } from '../../../src/policy/anomaly/detect.js';
+import { AnomalySessions } from '../../../src/policy/anomaly/sessions.js';
 
 t.test('canonical JSON sorts keys at every level; argument strings are parsed first', async (t) => {
   t.equal(canonicalJson({ b: 1, a: { d: [{ z: 1, y: 2 }], c: null } }), '{"a":{"c":null,"d":[{"y":2,"z":1}]},"b":1}');
@@ -60,8 +62,26 @@ t.test('Responses API: function_call and function_call_output items', async (t) 
 
 t.test('the fingerprint names a session by its first turns, whatever follows', async (t) => {
   const start = [{ role: 'system', content: 's' }, { role: 'user', content: 'task A' }];
-  const a = extractHistory({ messages: start }).fingerprint;
-  t.equal(extractHistory({ messages: [...start, { role: 'assistant', content: 'hi' }] }).fingerprint, a);
-  t.not(extractHistory({ messages: [start[0], { role: 'user', content: 'task B' }] }).fingerprint, a);
+  const a = fingerprintOf({ messages: start });
+  t.equal(fingerprintOf({ messages: [...start, { role: 'assistant', content: 'hi' }] }), a);
+  t.not(fingerprintOf({ messages: [start[0], { role: 'user', content: 'task B' }] }), a);
   t.same(extractHistory('nonsense').calls, []);
+});
+
+t.test('a long system prompt is fingerprinted by its length, head and tail', async (t) => {
+  const prompt = (middle: string, tail = 'cwd: /work/a') => `You are a coding agent. ${'Follow the rules. '.repeat(300)}${middle}${'Be brief. '.repeat(600)}${tail}`;
+  const body = (system: string) => ({ system, messages: [{ role: 'user', content: 'fix the test' }] });
+  const a = fingerprintOf(body(prompt('x')));
+  t.not(fingerprintOf(body(prompt('x', 'cwd: /work/b'))), a, 'the end of the prompt (where harnesses put the folder and date) counts');
+  t.not(fingerprintOf(body(prompt('xy'))), a, 'so does its length');
+  t.equal(fingerprintOf(body(prompt('y'))), a, 'a change deep in the middle of a long prompt does not');
+  t.not(fingerprintOf({ system: 'short x', messages: [] }), fingerprintOf({ system: 'short y', messages: [] }), 'a short text counts whole');
+});
+
+t.test('the fingerprint is computed only when something reads it: a session header makes it unnecessary', async (t) => {
+  const report = detectAnomalies({ messages: [{ role: 'user', content: 'task A' }] }, [])!;
+  const watched = Object.defineProperty({}, 'fingerprint', { get: () => t.fail('read the fingerprint although a header names the session') }) as { fingerprint: string };
+  t.equal(AnomalySessions.key('w', 'session-1', watched), 'w\u0000session-1');
+  t.equal(AnomalySessions.key('w', null, report), `w\u0000fp:${fingerprintOf({ messages: [{ role: 'user', content: 'task A' }] })}`);
+  t.equal(structuredClone(report).fingerprint, report.fingerprint, 'a report copied from a worker carries it as a value');
 });

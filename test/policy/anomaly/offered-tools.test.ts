@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import t from 'tap';
-import { extractHistory } from '../../../src/policy/anomaly/history.js';
+import { fingerprintOf } from '../../../src/policy/anomaly/history.js';
 import { offeredToolsAsSent, readOfferedTools } from '../../../src/policy/anomaly/offered-tools.js';
 
 const fixture = (name: string): Record<string, unknown> =>
@@ -81,5 +81,5 @@ t.test('the tools as sent: `tools` and the additional_tools items; null without 
 t.test('a Gemini body is named by its system instruction and first turn', async (t) => {
   const gemini = fixture('gemini-cli-headless');
   const other = { ...gemini, systemInstruction: { parts: [{ text: 'another agent' }] } };
-  t.not(extractHistory(gemini).fingerprint, extractHistory(other).fingerprint);
+  t.not(fingerprintOf(gemini), fingerprintOf(other));
 });
