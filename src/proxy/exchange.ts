@@ -32,6 +32,13 @@ export interface ExchangeHooks {
 
 const JSON_TYPE = 'application/json';
 
+interface Head {
+  readonly status: number;
+  readonly headers: ReadonlyArray<readonly [string, string]>;
+  /** Room it takes in the cork buffer (an upper bound: the status line, our own headers, and these). */
+  readonly bytes: number;
+}
+
 /**
  * The largest write made inside one cork. uWS corks into a 16 KiB buffer; a corked write that
  * does not fit flushes the cork buffer first, and if the socket refuses that flush the write's
@@ -39,6 +46,8 @@ const JSON_TYPE = 'application/json';
  * framing. Writes up to this size always fit, so that path is never taken.
  */
 const CORK_SAFE_BYTES = 16 * 1024 - 512;
+/** The status line and the headers every response carries (trace id, overhead, enforcement), with room to spare. */
+const HEAD_OVERHEAD_BYTES = 256;
 
 /**
  * One client request from intake to its last byte: owns the uWS response (every write is corked
@@ -67,6 +76,8 @@ export class Exchange {
   /** Writes made in this tick, sent together in one cork when the tick's synchronous work is done. */
   private pending: Buffer[] = [];
   private pendingFlushQueued = false;
+  /** A begun response's status line and headers, until they leave with the tick's writes (or alone at its end). */
+  private head: Head | null = null;
   /** When the first upstream attempt went out and when the upstream last finished answering (performance.now; 0 = not yet). */
   private upstreamSentAt = 0;
   private upstreamDoneAt = 0;
@@ -215,7 +226,13 @@ export class Exchange {
       }
       return true;
     });
-    this.res.cork(() => this.writeHeaders(status, headers));
+    // The status line leaves at the end of this tick, with whatever is written in it: an upstream
+    // read usually brings the headers and the first events together, and they go out in one syscall.
+    let bytes = HEAD_OVERHEAD_BYTES;
+    for (const [k, v] of headers) bytes += k.length + v.length + 4;
+    for (const [k, v] of this.extraHeaders) bytes += k.length + v.length + 4;
+    this.head = { status, headers, bytes };
+    this.queueFlush();
   }
 
   /**
@@ -230,19 +247,47 @@ export class Exchange {
       return;
     }
     this.pending.push(bytes);
-    if (!this.pendingFlushQueued) {
-      this.pendingFlushQueued = true;
-      queueMicrotask(() => this.flushPending());
-    }
+    this.queueFlush();
+  }
+
+  private queueFlush(): void {
+    if (this.pendingFlushQueued) return;
+    this.pendingFlushQueued = true;
+    queueMicrotask(() => this.flushPending());
   }
 
   private flushPending(): void {
     this.pendingFlushQueued = false;
-    if (this.gone || this.pending.length === 0) return;
-    const data = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending);
-    this.pending = [];
+    if (this.gone) return;
+    const data = this.takePending();
+    if (data === null) return this.flushHead();
     if (this.blocked) this.backlog.push(data);
     else if (!this.writePieces(data)) this.flow?.pause();
+  }
+
+  private takePending(): Buffer | null {
+    if (this.pending.length === 0) return null;
+    const data = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending);
+    this.pending = [];
+    return data;
+  }
+
+  /** Sends the status line and headers if they are still held, in a cork of their own. */
+  private flushHead(): void {
+    const head = this.head;
+    if (head === null) return;
+    this.head = null;
+    this.res.cork(() => this.writeHeaders(head.status, head.headers));
+  }
+
+  /** Writes the held status line and headers inside the current cork, when `more` bytes fit beside them; true when none are held now. */
+  private headWith(more: number): boolean {
+    const head = this.head;
+    if (head === null) return true;
+    if (head.bytes + more > CORK_SAFE_BYTES) return false;
+    this.head = null;
+    this.writeHeaders(head.status, head.headers);
+    return true;
   }
 
   /**
@@ -252,10 +297,13 @@ export class Exchange {
    * least safe path.
    */
   private writePieces(bytes: Buffer): boolean {
+    if (this.head !== null && this.head.bytes + Math.min(bytes.length, CORK_SAFE_BYTES) > CORK_SAFE_BYTES) this.flushHead();
     for (let offset = 0; offset < bytes.length; offset += CORK_SAFE_BYTES) {
       const piece = offset === 0 && bytes.length <= CORK_SAFE_BYTES ? bytes : bytes.subarray(offset, offset + CORK_SAFE_BYTES);
       let ok = true;
       this.res.cork(() => {
+        // The first piece carries the held status line when both fit in the cork (checked above).
+        this.headWith(piece.length);
         ok = this.res.write(piece);
       });
       if (!ok) {
@@ -282,7 +330,24 @@ export class Exchange {
   /** Ends a begun response, once whatever is held for a slow client has gone out. */
   end(): void {
     if (this.gone) return;
+    if (!this.blocked) {
+      // The last bytes, the status line if still held, and the end of the body in one cork when they fit.
+      const data = this.takePending();
+      const size = data?.length ?? 0;
+      if (size + (this.head?.bytes ?? 0) <= CORK_SAFE_BYTES) {
+        this.ended = true;
+        this.res.cork(() => {
+          this.headWith(size);
+          if (data !== null) this.res.write(data);
+          this.res.end();
+        });
+        this.settle();
+        return;
+      }
+      if (data !== null) this.pending.push(data);
+    }
     this.flushPending();
+    this.flushHead();
     if (this.blocked) {
       this.endWhenDrained = true;
       return;

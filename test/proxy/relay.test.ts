@@ -41,6 +41,24 @@ t.test('a client abort mid-stream aborts the upstream request', async (t) => {
   t.match(proxy.sink.recent().at(-1), { status: 200, error: 'client_closed' }, 'the trace keeps the status sent and says the client left');
 });
 
+t.test('a stream reaches the client as it is answered: the status line with the first events, the end with the last', async (t) => {
+  const { proxy } = await setup(t);
+  // The default policy redacts streams, so each event is read and passed on as it comes.
+  const res = await request(`${proxy.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { ...json, 'x-mock-chunks': '3', 'x-mock-chunk-delay-ms': '300' },
+    body: chat({ stream: true }),
+  });
+  t.equal(res.statusCode, 200);
+  t.match(res.headers['x-svc-trace-id'], /\S/, 'our headers are on the status line');
+  const reads: string[] = [];
+  for await (const chunk of res.body) reads.push((chunk as Buffer).toString());
+  t.ok(reads.length >= 3, `the body came in several reads, as the upstream sent it (${reads.length})`);
+  t.notMatch(reads[0], /\[DONE\]/, 'the first read was not held until the end');
+  t.match(reads.join(''), /data: \[DONE\]\n\n$/, 'and the stream ends whole');
+  t.match(proxy.sink.recent().at(-1), { status: 200, error: null });
+});
+
 t.test('upstream 5xx reaches the client with its status, the provider\'s body and a trace id', async (t) => {
   const { proxy } = await setup(t);
   const res = await post(`${proxy.url}/v1/chat/completions`, chat(), { 'x-mock-status': '503' });
