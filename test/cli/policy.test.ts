@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { compileRules, svc } from '../helpers/wasm.js';
 
-t.setTimeout(300_000);
+// Every rule is metered when it loads (binaryen in a child process): slow on a loaded machine.
+t.setTimeout(600_000);
 
 const work = await mkdtemp(join(tmpdir(), 'svc-policy-cli-'));
 t.teardown(() => rm(work, { recursive: true, force: true }));

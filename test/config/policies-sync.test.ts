@@ -10,6 +10,9 @@ import { spawnProxy, type SpawnedProxy } from '../helpers/proxy.js';
 import { compileRules } from '../helpers/wasm.js';
 import { until } from '../helpers/until.js';
 
+// Every rule is metered when it loads (binaryen in a child process): slow on a loaded machine.
+t.setTimeout(600_000);
+
 const DROP = DROP_TABLE_RECORD;
 
 const modules = await compileRules(t, ['destructive-shell', 'force-push']);

@@ -4,6 +4,9 @@ import { createHash } from 'node:crypto';
 import { api, memberWithRole, signUp, startTestControlPlane, type Backend, type TestControlPlane } from '../helpers/controlplane.js';
 import { compileRules } from '../helpers/wasm.js';
 
+// Every rule is metered when it loads (binaryen in a child process): slow on a loaded machine.
+t.setTimeout(600_000);
+
 const backends: Backend[] = ['pglite', 'postgres'];
 const modules = await compileRules(t, ['destructive-shell', 'force-push', 'wrong-abi', 'block-everything']);
 const base64 = async (name: keyof typeof modules) => (await readFile(modules[name])).toString('base64');

@@ -12,7 +12,8 @@ import { compileRules } from '../helpers/wasm.js';
 // the freeform `exec` tool (a Responses `custom_tool_call`), and the WASM rules judge it like the
 // plain call.
 
-t.setTimeout(300_000);
+// Every rule is metered when it loads (binaryen in a child process): slow on a loaded machine.
+t.setTimeout(600_000);
 
 const rules = await compileRules(t, ['destructive-shell', 'force-push']);
 const wasmDir = await mkdtemp(join(tmpdir(), 'svc-code-mode-'));

@@ -8,7 +8,8 @@ import { startMockProvider } from '../../bench/mock/provider.js';
 import { startProxy } from '../helpers/proxy.js';
 import { compileRules, svc } from '../helpers/wasm.js';
 
-t.setTimeout(300_000);
+// Every rule is metered when it loads (binaryen in a child process): slow on a loaded machine.
+t.setTimeout(600_000);
 
 const VK = 'vk_test_agent_000001';
 const rules = await compileRules(t, ['destructive-shell', 'latest-image', 'force-push', 'no-drop-database', 'response-guard']);

@@ -7,7 +7,8 @@ import { startMockProvider } from '../../../bench/mock/provider.js';
 import { spawnProxy } from '../../helpers/proxy.js';
 import { compileRules, svc } from '../../helpers/wasm.js';
 
-t.setTimeout(300_000);
+// Every rule is metered when it loads (binaryen in a child process): slow on a loaded machine.
+t.setTimeout(600_000);
 
 const FUEL = 5_000_000;
 

@@ -17,7 +17,8 @@ import { buildSnapshot, type RuleSetSnapshot } from '../../../src/policy/wasm/sn
 import { WasmRules } from '../../../src/policy/wasm/wasm-rules.js';
 import { ASSEMBLY, compileRules, shellCall, svc, textCall } from '../../helpers/wasm.js';
 
-t.setTimeout(300_000);
+// Every rule is metered when it loads (binaryen in a child process): slow on a loaded machine.
+t.setTimeout(600_000);
 
 /** Rules written for these tests, each a way a rule could try to run without end. */
 const SOURCES = {

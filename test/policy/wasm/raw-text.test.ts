@@ -10,7 +10,8 @@ import { buildSnapshot, type RuleSetSnapshot } from '../../../src/policy/wasm/sn
 import { WasmRules } from '../../../src/policy/wasm/wasm-rules.js';
 import { compileRules, shellCall, textCall } from '../../helpers/wasm.js';
 
-t.setTimeout(300_000);
+// Every rule is metered when it loads (binaryen in a child process): slow on a loaded machine.
+t.setTimeout(600_000);
 
 const rules = await compileRules(t, ['index', 'force-push', 'destructive-shell', 'input-probe']);
 const runner = new WasmRuleRunner({ memoryCapPages: 256, failurePolicy: 'closed', logger: createLogger('silent') });

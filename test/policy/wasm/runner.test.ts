@@ -7,7 +7,8 @@ import { WasmRuleRunner } from '../../../src/policy/wasm/runner.js';
 import { buildSnapshot, type RuleSetSnapshot } from '../../../src/policy/wasm/snapshot.js';
 import { compileRules, compileWithOwnMemory, shellCall } from '../../helpers/wasm.js';
 
-t.setTimeout(300_000);
+// Every rule is metered when it loads (binaryen in a child process): slow on a loaded machine.
+t.setTimeout(600_000);
 
 /** Fuel per rule per call: the examples need well under a million on these commands; the loops stop at it. */
 const FUEL = 5_000_000;
