@@ -274,20 +274,15 @@ export class Exchange {
 
   /** Sends the status line and headers if they are still held, in a cork of their own. */
   private flushHead(): void {
+    if (this.head !== null) this.res.cork(() => this.writeHeldHead());
+  }
+
+  /** Writes the held status line and headers, if any, into the current cork (callers make sure they fit). */
+  private writeHeldHead(): void {
     const head = this.head;
     if (head === null) return;
     this.head = null;
-    this.res.cork(() => this.writeHeaders(head.status, head.headers));
-  }
-
-  /** Writes the held status line and headers inside the current cork, when `more` bytes fit beside them; true when none are held now. */
-  private headWith(more: number): boolean {
-    const head = this.head;
-    if (head === null) return true;
-    if (head.bytes + more > CORK_SAFE_BYTES) return false;
-    this.head = null;
     this.writeHeaders(head.status, head.headers);
-    return true;
   }
 
   /**
@@ -303,7 +298,7 @@ export class Exchange {
       let ok = true;
       this.res.cork(() => {
         // The first piece carries the held status line when both fit in the cork (checked above).
-        this.headWith(piece.length);
+        this.writeHeldHead();
         ok = this.res.write(piece);
       });
       if (!ok) {
@@ -337,7 +332,7 @@ export class Exchange {
       if (size + (this.head?.bytes ?? 0) <= CORK_SAFE_BYTES) {
         this.ended = true;
         this.res.cork(() => {
-          this.headWith(size);
+          this.writeHeldHead();
           if (data !== null) this.res.write(data);
           this.res.end();
         });
