@@ -90,7 +90,7 @@ async function runScenario(scenario, options, run) {
     const wasmDir = scenario.wasmRules === undefined ? undefined : await installedRulesDir(scenario.wasmRules, run.svcHome);
     const sides = await withServer(startMock(), async (mock) => {
       const direct = await runSide(mock, load);
-      const proxy = await withServer(startProxy(mock.url, options, run.svcHome, profile, redis?.url, wasmDir), (server) => runSide(server, load));
+      const proxy = await withServer(startProxy(mock.url, options, run.svcHome, profile, scenario.ioThreads ?? 1, redis?.url, wasmDir), (server) => runSide(server, load));
       return { direct, proxy };
     }).finally(() => redis?.stop());
     const ratio = sides.direct.requestsPerSec > 0 ? round(sides.proxy.requestsPerSec / sides.direct.requestsPerSec, 4) : null;
@@ -161,6 +161,7 @@ function startMock() {
  * @param {BenchOptions} options
  * @param {string} svcHome
  * @param {string | undefined} profile  where node --cpu-prof writes the profile, if wanted
+ * @param {number} ioThreads  the proxy's --io-threads
  * @param {string} [valkeyUrl]  the Redis the proxy meters against, when the scenario wants one
  * @param {string} [wasmDir]  the folder of installed WASM rules, when the scenario wants some
  */
@@ -169,7 +170,7 @@ const PROXY_CONFIG = {
   piiDetectors: { 'pii.card': 'redact', 'pii.iban': 'redact', 'pii.ssn': 'redact', 'pii.email': 'redact', 'pii.phone': 'redact' },
 };
 
-function startProxy(upstreamUrl, options, svcHome, profile, valkeyUrl, wasmDir) {
+function startProxy(upstreamUrl, options, svcHome, profile, ioThreads, valkeyUrl, wasmDir) {
   const threads = options.threads === undefined ? [] : ['--threads', String(options.threads)];
   const store = valkeyUrl === undefined ? [] : ['--valkey-url', valkeyUrl];
   const config = join(svcHome, 'bench-proxy.json');
@@ -177,7 +178,7 @@ function startProxy(upstreamUrl, options, svcHome, profile, valkeyUrl, wasmDir) 
   return startServer({
     name: 'proxy',
     script: PROXY_CLI,
-    args: ['proxy', '--port', '0', '--upstream-url', upstreamUrl, '--config', config, ...threads, ...store],
+    args: ['proxy', '--port', '0', '--upstream-url', upstreamUrl, '--config', config, '--io-threads', String(ioThreads), ...threads, ...store],
     nodeArgs: profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', dirname(profile), '--cpu-prof-name', basename(profile)],
     env: { SVC_HOME: svcHome, SVC_LOG_LEVEL: 'warn', ...(wasmDir === undefined ? {} : { SVC_WASM_DIR: wasmDir }) },
   });

@@ -22,6 +22,7 @@
  * @property {(shape: Shape) => LoadRequest} request
  * @property {'redis'} [store]  the proxy meters against a redis-server started for the scenario
  * @property {number} [wasmRules]  the proxy runs with this many WASM rules installed
+ * @property {number} [ioThreads]  the proxy's --io-threads (default 1)
  */
 
 /** @typedef {Partial<Shape>} ShapeOverrides */
@@ -113,10 +114,24 @@ export const SCENARIOS = [
     request: openaiChat,
   },
   {
+    name: 'chat-io2',
+    description: "as chat, with 2 I/O threads (compare its proxy row with chat's)",
+    shape: { connections: 50, promptBytes: KB, chunks: null },
+    request: openaiChat,
+    ioThreads: 2,
+  },
+  {
     name: 'stream',
     description: 'streamed chat completion, 20 content chunks',
     shape: { connections: 50, promptBytes: KB, chunks: 20 },
     request: openaiChat,
+  },
+  {
+    name: 'stream-io2',
+    description: "as stream, with 2 I/O threads (compare its proxy row with stream's)",
+    shape: { connections: 50, promptBytes: KB, chunks: 20 },
+    request: openaiChat,
+    ioThreads: 2,
   },
   {
     name: 'anthropic-stream',

@@ -13,6 +13,9 @@ import { createStore } from '../state/index.js';
 import { DecideRuntime } from '../decide/runtime.js';
 import { connectControlPlane } from './proxy-sync.js';
 import { HoldsClient } from '../proxy/holds-client.js';
+import { IoThreadGroup } from '../proxy/io-threads/group.js';
+import { LocalSessionJudge } from '../policy/anomaly/sessions.js';
+import { claimPort } from '../lib/listen.js';
 
 const optionsSchema = z.object({
   port: z.coerce.number().int().min(0).max(65535),
@@ -20,6 +23,7 @@ const optionsSchema = z.object({
   config: z.string().min(1).optional(),
   upstreamUrl: z.url({ protocol: /^https?$/ }).optional(),
   threads: z.coerce.number().int().min(1).max(256),
+  ioThreads: z.union([z.literal('auto'), z.coerce.number().int().min(1).max(64)]),
   valkeyUrl: z.url({ protocol: /^(redis|rediss|valkey|valkeys)$/ }).optional(),
   controlPlaneUrl: z.url({ protocol: /^https?$/ }).optional(),
   apiKey: z.string().regex(/^(vk_[A-Za-z0-9_-]{8,200}|gwt_[0-9A-Z]{26}\.[A-Za-z0-9_-]{43})$/, 'the API key is a vk_ key or a gateway\'s gwt_ token').optional(),
@@ -31,10 +35,15 @@ const optionsSchema = z.object({
 }).refine((o) => o.controlPlaneUrl === undefined || o.apiKey !== undefined, { message: '--control-plane-url needs --api-key', path: ['apiKey'] });
 
 export type ProxyCommandOptions = z.input<typeof optionsSchema>;
-type ProxyFlags = Partial<Record<'port' | 'host' | 'config' | 'upstreamUrl' | 'threads' | 'valkeyUrl' | 'controlPlaneUrl' | 'apiKey' | 'gatewayId', string | undefined>>;
+type ProxyFlags = Partial<Record<'port' | 'host' | 'config' | 'upstreamUrl' | 'threads' | 'ioThreads' | 'valkeyUrl' | 'controlPlaneUrl' | 'apiKey' | 'gatewayId', string | undefined>>;
 
 export function defaultThreads(): number {
   return Math.max(1, availableParallelism() - 1);
+}
+
+/** The most I/O threads `auto` starts: one per core. */
+export function maxAutoIoThreads(): number {
+  return Math.min(64, availableParallelism());
 }
 
 /** Flags win over environment variables, which win over defaults. */
@@ -45,6 +54,7 @@ export function proxyOptionsFromEnv(flags: ProxyFlags, env = process.env) {
     config: flags.config ?? env.SVC_CONFIG,
     upstreamUrl: flags.upstreamUrl ?? env.SVC_UPSTREAM_URL,
     threads: flags.threads ?? env.SVC_THREADS ?? defaultThreads(),
+    ioThreads: flags.ioThreads ?? (env.SVC_IO_THREADS || 'auto'),
     valkeyUrl: flags.valkeyUrl ?? env.SVC_VALKEY_URL,
     controlPlaneUrl: flags.controlPlaneUrl ?? (env.SVC_CONTROL_PLANE_URL || undefined),
     apiKey: flags.apiKey ?? (env.SVC_API_KEY || undefined),
@@ -106,34 +116,59 @@ export async function runProxy(flags: ProxyFlags): Promise<void> {
   });
   // Decide rules read from the SOPs of the folder the proxy runs in (or SVC_DECIDE_ROOT), plus the
   // config's own; a config with other decide rules (a policy from the control plane) gets a new runtime.
-  const loadDecide = async (configRecords: readonly unknown[]) => {
-    const runtime = await DecideRuntime.load({ env, root: env.SVC_DECIDE_ROOT || process.cwd(), configRecords, logger });
-    void runtime.start();
-    return runtime;
-  };
+  const decideRoot = env.SVC_DECIDE_ROOT || process.cwd();
+  const loadDecide = DecideRuntime.loader({ env, root: decideRoot, logger });
   const decide = await loadDecide(config.decideRules);
   const holds = link === undefined ? undefined : new HoldsClient({ api: link.api, store, gatewayId: link.gatewayId, logger });
+  const sessions = new LocalSessionJudge();
+  // auto: one thread, and up to one per core as load needs them (each costs about 50 MB).
+  const auto = options.ioThreads === 'auto';
+  const maxThreads = auto ? maxAutoIoThreads() : (options.ioThreads as number);
+  const threaded = maxThreads > 1;
+  // The other I/O threads share the port: it is claimed for the process first, so a port in use still fails.
+  const claimed = threaded ? await claimPort(options.host, options.port) : options.port;
+  let group: IoThreadGroup | undefined;
   const server = new ProxyServer({
     holds,
     decide,
     loadDecide,
     host: options.host,
-    port: options.port,
+    port: claimed,
     config,
     catalog: ModelCatalog.load(),
     sink,
     logger,
     threads: options.threads,
     store,
+    sessions,
+    cluster: threaded ? { health: () => group!.health(), metrics: () => group!.metrics() } : undefined,
+    sharedPort: threaded,
   });
-  link?.attach(server);
+  if (threaded) {
+    group = await IoThreadGroup.start({
+      server,
+      initial: auto ? 1 : maxThreads,
+      max: maxThreads,
+      host: options.host,
+      port: claimed,
+      config,
+      inspectionThreads: options.threads,
+      decideRoot,
+      store,
+      sink,
+      holds,
+      sessions,
+      logger,
+    });
+  }
+  link?.attach(group ?? server);
   const port = await server.listen();
   if (config.openMode) {
     logger.warn('no virtual key configured: open local mode, every caller on this machine is accepted');
   }
   const host = options.host.includes(':') ? `[${options.host}]` : options.host;
   process.stdout.write(
-    `svc proxy listening on http://${host}:${port} (config ${config.version}${config.openMode ? ', open local mode' : ''}${config.upstreamUrl ? `, upstream ${config.upstreamUrl}` : ''}` +
+    `svc proxy listening on http://${host}:${port} (config ${config.version}${threaded ? `, ${auto ? `up to ${maxThreads}` : maxThreads} I/O threads` : ''}${config.openMode ? ', open local mode' : ''}${config.upstreamUrl ? `, upstream ${config.upstreamUrl}` : ''}` +
       `${link ? `, control plane ${options.controlPlaneUrl} as ${link.gatewayId}${link.source === 'last-good' ? ' from the last good config' : ''}` : ''})\n`,
   );
 
@@ -144,9 +179,11 @@ export async function runProxy(flags: ProxyFlags): Promise<void> {
       process.exit(1);
     }
     stopping = true;
-    logger.info({ signal, inflight: server.inflightCount }, 'draining');
-    server
-      .close()
+    logger.info({ signal, inflight: (group ?? server).inflightCount }, 'draining');
+    const drainMs = server.currentConfig.limits.drainTimeoutMs;
+    server.stopAccepting();
+    (group?.close(drainMs) ?? Promise.resolve())
+      .then(() => server.close(drainMs))
       .then(() => link?.close())
       .then(
         () => process.exit(0),

@@ -9,6 +9,9 @@ import { materializeWasmRules } from '../config/sync-wasm.js';
 import { wasmDir } from '../policy/wasm/rule-files.js';
 import type { Logger } from '../lib/logger.js';
 import type { ProxyServer } from '../proxy/server.js';
+
+/** What a config from the control plane is applied to. */
+export type ConfigTarget = Pick<ProxyServer, 'setConfig' | 'inflightCount'>;
 import { TraceDeadLetter } from '../traces/dead-letter.js';
 import { TraceShipper } from '../traces/shipper.js';
 import { TraceSpill } from '../traces/spill.js';
@@ -38,8 +41,8 @@ export interface ControlPlaneLink {
   readonly configVersion: number | undefined;
   /** The control plane's REST API with the gateway's key (holds, approvals, reports). */
   readonly api: ControlPlaneApi;
-  /** Later configs go to this server. */
-  attach(server: ProxyServer): void;
+  /** Later configs go to this server (or every I/O thread's). */
+  attach(server: ConfigTarget): void;
   forwardTrace(trace: TraceRecord): void;
   close(): Promise<void>;
 }
@@ -53,7 +56,7 @@ export async function connectControlPlane(opts: ControlPlaneLinkOptions): Promis
   const deadLetter = await TraceDeadLetter.open(join(opts.home, 'traces-dead-letter'), opts.traceSpillMax, opts.logger);
   const journal = await TraceJournal.open(join(opts.home, 'traces-journal'), opts.logger);
   const shipper = new TraceShipper({ controlPlaneUrl, apiKey: opts.apiKey, gatewayId, spill, journal, deadLetter, logger: opts.logger, intervalMs: opts.traceShipIntervalMs });
-  let server: ProxyServer | undefined;
+  let server: ConfigTarget | undefined;
   let config: RuntimeConfig | undefined;
   const client = new ConfigSyncClient({
     controlPlaneUrl,

@@ -71,6 +71,18 @@ export class DecideRuntime {
     return new DecideRuntime({ engine, loaded, pins, env: opts.env, logger: opts.logger });
   }
 
+  /**
+   * Loads and starts decide runtimes for the proxy: the SOPs of `root` plus a config's own decide
+   * rule records (a config with other records gets a new runtime).
+   */
+  static loader(opts: { env: NodeJS.ProcessEnv; root: string; logger: Logger }): (configRecords: readonly unknown[]) => Promise<DecideRuntime> {
+    return async (configRecords) => {
+      const runtime = await DecideRuntime.load({ ...opts, configRecords });
+      void runtime.start();
+      return runtime;
+    };
+  }
+
   /** Whether complete responses need judging at all. */
   get judgesResponses(): boolean {
     return this.freeTextDecides || this.responseJudges.some((j) => j.active);

@@ -1,4 +1,4 @@
-import { createServer } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import uWS, { type RecognizedString, type TemplatedApp, type us_listen_socket } from '@trufflesuite/uws-js-unofficial';
 import { ListenError } from './errors.js';
 
@@ -20,6 +20,35 @@ export function listenExclusive(app: TemplatedApp, host: string, port: number): 
     app.listen(host, port, uWS.LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) => {
       if (socket) resolve(socket);
       else void whyNotListening(host, port).then((reason) => reject(new ListenError(host, port, reason)));
+    });
+  });
+}
+
+/**
+ * Binds `app` to host:port alongside the process's other I/O threads (SO_REUSEPORT): the kernel
+ * spreads connections over them. The port is taken for this process first with `claimPort`.
+ */
+export function listenShared(app: TemplatedApp, host: string, port: number): Promise<us_listen_socket> {
+  return new Promise((resolve, reject) => {
+    app.listen(host, port, 0, (socket) => {
+      if (socket) resolve(socket);
+      else void whyNotListening(host, port).then((reason) => reject(new ListenError(host, port, reason)));
+    });
+  });
+}
+
+/**
+ * Checks that host:port is free for this process (port 0: picks one) and returns the port. Shared
+ * listeners bind it next; a socket already on the port, even another proxy's shared one, fails
+ * this check, so two proxies never split one port's connections.
+ */
+export function claimPort(host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', (err: NodeJS.ErrnoException) => reject(new ListenError(host, port, REASONS[err.code ?? ''] ?? err.code ?? 'unknown error')));
+    probe.listen({ host, port, exclusive: true }, () => {
+      const bound = (probe.address() as AddressInfo).port;
+      probe.close(() => resolve(bound));
     });
   });
 }

@@ -32,7 +32,7 @@ export class McpSessionAnomalies {
     if (this.calls.length > MAX_CALLS) this.calls.shift();
     const report = detectAnomalies({ messages: this.conversation() }, []);
     if (report === null || report.findings.length === 0) return null;
-    return decideAnomaly(policy, { findings: report.findings, toolPins: {}, fingerprint: report.fingerprint }, this.memory, shadow);
+    return decideAnomaly(policy, { findings: report.findings, toolPins: {} }, this.memory, shadow);
   }
 
   /** The server's answer to a call. */

@@ -1,8 +1,8 @@
 import { AnomalyKilledError } from '../lib/errors.js';
 import { appendCard } from '../policy/anomaly/card.js';
 import { answerContinues } from '../policy/anomaly/continuation.js';
-import { decideAnomaly, type AnomalyDecision } from '../policy/anomaly/guard.js';
-import { AnomalySessions } from '../policy/anomaly/sessions.js';
+import type { AnomalyDecision } from '../policy/anomaly/guard.js';
+import { AnomalySessions, LocalSessionJudge, type SessionJudge } from '../policy/anomaly/sessions.js';
 import type { Inspection } from '../policy/inspect.js';
 import type { PolicyConfig } from '../policy/policy-config.js';
 import type { TraceRecord } from '../traces/trace.js';
@@ -28,16 +28,19 @@ const NOTHING: AnomalyPlan = { steered: null, reask: null };
  * arranges for the model's answer to be tested (reask).
  */
 export class AnomalyResponder {
-  private readonly sessions = new AnomalySessions();
   /** What answers discarded by a reask cost; added to the request's own when it settles. */
   private readonly discarded = new WeakMap<Exchange, { inputTokens: number; outputTokens: number; costUsd: number }>();
 
-  /** Throws AnomalyKilledError when the response is kill. */
-  plan(ex: Exchange, kind: RouteKind, policy: PolicyConfig, inspection: Inspection, inspectedBody: Buffer | string): AnomalyPlan {
+  constructor(private readonly sessions: SessionJudge = new LocalSessionJudge()) {}
+
+  /** Rejects with AnomalyKilledError when the response is kill. */
+  async plan(ex: Exchange, kind: RouteKind, policy: PolicyConfig, inspection: Inspection, inspectedBody: Buffer | string): Promise<AnomalyPlan> {
     const report = inspection.anomaly;
     if (report === null || !CONVERSATION_ROUTES.has(kind)) return NOTHING;
-    const memory = this.sessions.get(AnomalySessions.key(ex.workspace, ex.headers.session, report));
-    const decision = decideAnomaly(policy.anomaly, report, memory, inspection.shadow);
+    // Nothing found and no tool offered: the session's memory has nothing to add or remember.
+    if (report.findings.length === 0 && isEmpty(report.toolPins)) return NOTHING;
+    const key = AnomalySessions.key(ex.workspace, ex.headers.session, report);
+    const decision = await this.sessions.decide(key, policy.anomaly, { findings: report.findings, toolPins: report.toolPins }, inspection.shadow);
     if (decision.findings.length === 0) return NOTHING;
     ex.anomaly = { mode: decision.mode, findings: decision.findings, response: decision.response, outcome: null, card: decision.card };
     if (decision.response === null) return NOTHING;
@@ -93,4 +96,9 @@ export class AnomalyResponder {
     trace.inputTokens = (trace.inputTokens ?? 0) + spent.inputTokens;
     trace.outputTokens = (trace.outputTokens ?? 0) + spent.outputTokens;
   }
+}
+
+function isEmpty(record: object): boolean {
+  for (const _ in record) return false;
+  return true;
 }

@@ -52,6 +52,9 @@ export interface LedgerScope {
   readonly requesterKeySha256?: string | undefined;
 }
 
+/** What the request path asks of holds: HoldsClient, or from another I/O thread the way to it. */
+export type HoldsService = Pick<HoldsClient, 'ledger' | 'report' | 'recordKill'>;
+
 /**
  * A gateway's side of holds: the HoldLedger the tool-call verdict uses, over the control plane's
  * REST API with the gateway's own key. An approval found is cached in the Store (so every proxy

@@ -1,5 +1,8 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Aggregator } from 'prom-client';
 import type { TraceRecord } from '../traces/trace.js';
+
+/** One thread's metric values (prom-client's JSON form), as sent to the thread that renders them all. */
+export type MetricsSnapshot = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
 
 /** What `/metrics` reads at scrape time; nothing of it is touched per request. */
 export interface MetricsSources {
@@ -33,9 +36,15 @@ export class ProxyMetrics {
   private readonly tokenChildren = new Map<string, ReturnType<ProxyMetrics['tokens']['labels']>>();
   private readonly costChildren = new Map<string, ReturnType<ProxyMetrics['cost']['labels']>>();
 
+  /**
+   * `processWide` (the main thread) adds what one process has once: Node's process metrics, the
+   * store's and the trace sink's. Other I/O threads leave them out, and their metrics are summed
+   * with the main thread's (see `aggregate`).
+   */
   constructor(
     private readonly knownRoutes: ReadonlySet<string>,
     sources: MetricsSources,
+    processWide = true,
   ) {
     const registers = [this.registry];
     this.requests = new Counter({ name: 'svc_requests_total', help: 'Requests answered, by route, enforcement and status class.', labelNames: ['route', 'enforcement', 'status'], registers });
@@ -55,11 +64,13 @@ export class ProxyMetrics {
     });
     this.tokens = new Counter({ name: 'svc_tokens_total', help: 'Tokens metered, by provider and direction (input, output).', labelNames: ['provider', 'direction'], registers });
     this.cost = new Counter({ name: 'svc_cost_usd_total', help: 'Spend metered in US dollars, by provider.', labelNames: ['provider'], registers });
-    const gauge = (name: string, help: string, read: () => number) =>
+    // Loaded rules are the same in every thread: the aggregate takes the largest count, not the sum.
+    const gauge = (name: string, help: string, read: () => number, aggregator: Aggregator = 'sum') =>
       new Gauge({
         name,
         help,
         registers,
+        aggregator,
         collect() {
           this.set(read());
         },
@@ -68,11 +79,12 @@ export class ProxyMetrics {
     gauge('svc_inspection_workers', 'Inspection worker threads running.', () => sources.engine().running);
     gauge('svc_inspection_tasks_completed', 'Inspection tasks the worker pool has completed.', () => sources.engine().completed);
     gauge('svc_inspection_worker_failures', 'Inspection worker failures since start.', () => sources.engine().workerFailures);
+    gauge('svc_wasm_rules_loaded', 'WASM rules loaded.', () => sources.wasm().rules, 'max');
+    gauge('svc_wasm_rules_failed', 'WASM rule files that failed to load.', () => sources.wasm().failed, 'max');
+    if (!processWide) return;
     gauge('svc_store_up', 'Whether the shared store (Redis) answers: 1, or 0 while degraded; 1 for the embedded store.', () => (sources.store().connected ? 1 : 0));
     gauge('svc_store_pending_settlements', 'Settlements waiting to be replayed into the shared store.', () => sources.store().pendingSettlements ?? 0);
     gauge('svc_store_dropped_settlements', 'Settlements lost because the replay queue was full.', () => sources.store().droppedSettlements ?? 0);
-    gauge('svc_wasm_rules_loaded', 'WASM rules loaded.', () => sources.wasm().rules);
-    gauge('svc_wasm_rules_failed', 'WASM rule files that failed to load.', () => sources.wasm().failed);
     gauge('svc_traces_dropped', 'Trace records dropped because a bound was hit (each one was logged).', () => sources.tracesDropped());
     collectDefaultMetrics({ register: this.registry, prefix: 'svc_' });
   }
@@ -98,6 +110,17 @@ export class ProxyMetrics {
   /** The exposition text and its content type. */
   async render(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  /** This registry's values, for a thread that renders every thread's. */
+  snapshot(): Promise<MetricsSnapshot> {
+    return this.registry.getMetricsAsJSON();
+  }
+
+  /** The exposition of several threads' snapshots: counters, histograms and most gauges summed. */
+  static async aggregate(snapshots: readonly MetricsSnapshot[]): Promise<{ contentType: string; body: string }> {
+    const registry = AggregatorRegistry.aggregate(snapshots as object[]);
+    return { contentType: registry.contentType, body: await registry.metrics() };
   }
 }
 

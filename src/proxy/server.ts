@@ -12,14 +12,14 @@ import {
   UnsupportedMediaTypeError,
 } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
-import { listenExclusive } from '../lib/listen.js';
+import { listenExclusive, listenShared } from '../lib/listen.js';
 import { VERSION } from '../lib/version.js';
 import type { RuntimeConfig } from '../config/runtime.js';
 import type { ModelCatalog } from '../upstream/catalog.js';
 import { PoolRegistry } from '../upstream/pools.js';
 import { assertSupported, routeProvider } from '../upstream/resolve.js';
 import { buildTarget, resolvePlatformKeys } from '../upstream/target.js';
-import type { TraceSink } from '../traces/sink.js';
+import type { TraceOutlet } from '../traces/sink.js';
 import { PolicyEngine } from '../policy/engine.js';
 import type { Finding } from '../policy/inspect.js';
 import { buildPolicyConfig, type PolicyConfig } from '../policy/policy-config.js';
@@ -40,7 +40,7 @@ import { AnomalyResponder, type AnomalyPlan } from './anomaly-response.js';
 import type { ToolCallJudge } from '../policy/tool-judge.js';
 import { mcpPolicyFrom, type McpPolicy } from '../policy/mcp.js';
 import type { ToolCallPolicy } from '../policy/tool-verdict.js';
-import type { HoldsClient } from './holds-client.js';
+import type { HoldsService } from './holds-client.js';
 import { WasmRules } from '../policy/wasm/wasm-rules.js';
 import { wasmDir } from '../policy/wasm/rule-files.js';
 import { carriesToolCalls } from './tool-calls.js';
@@ -49,7 +49,8 @@ import type { ResponseReview } from './response-rules.js';
 import { PROVIDER_ROUTES, type ProviderRoute } from './routes.js';
 import type { DecideRuntime } from '../decide/runtime.js';
 import { answerDecisionTraffic, DECISION_ROUTES, type DecisionRoute } from './decisions.js';
-import { ProxyMetrics } from './metrics.js';
+import { ProxyMetrics, type MetricsSnapshot } from './metrics.js';
+import type { SessionJudge } from '../policy/anomaly/sessions.js';
 import { responseNotesFor } from './decide-hooks.js';
 
 export interface ProxyServerOptions {
@@ -57,7 +58,7 @@ export interface ProxyServerOptions {
   port: number;
   config: RuntimeConfig;
   catalog: ModelCatalog;
-  sink: TraceSink;
+  sink: TraceOutlet;
   logger: Logger;
   /** Worker threads for the policy engine. */
   threads: number;
@@ -80,7 +81,34 @@ export interface ProxyServerOptions {
    * up, and where refused calls are reported. Without it (no control plane) a held call stays
    * held and its notice says no hold id could be recorded.
    */
-  holds?: HoldsClient;
+  holds?: HoldsService;
+  /** Where sessions' anomaly memories are kept; by default in this server. */
+  sessions?: SessionJudge;
+  /**
+   * The proxy's I/O threads as one: `/health` and `/metrics` answer for all of them. Without it
+   * they answer for this server alone.
+   */
+  cluster?: ClusterView;
+  /** Listen on a port other I/O threads of this process listen on too (SO_REUSEPORT). */
+  sharedPort?: boolean;
+  /** Report process-wide metrics (Node's, the store's, the trace sink's); off in the other I/O threads. Default true. */
+  processMetrics?: boolean;
+}
+
+/** What one I/O thread counts for `/health`: summed over threads. */
+export interface ThreadState {
+  inflight: number;
+  /** Requests this thread has taken since it started. */
+  requests: number;
+  workers: ReturnType<PolicyEngine['state']>;
+  wasm: ReturnType<WasmRules['health']>;
+}
+
+/** The proxy's I/O threads seen from one of them. */
+export interface ClusterView {
+  /** The `/health` body for every thread, the request asking for it excluded from `inflight`. */
+  health(): Promise<Record<string, unknown>>;
+  metrics(): Promise<{ contentType: string; body: string }>;
 }
 
 /** The envelope every provider route needs; the rest of the body is the provider's business. */
@@ -125,11 +153,12 @@ export class ProxyServer implements ExchangeHooks {
   private readonly pools: PoolRegistry;
   private listenSocket: us_listen_socket | null = null;
   private readonly inflight = new Set<Exchange>();
+  private requests = 0;
   private draining = false;
   private readonly startedAt = Date.now();
   private readonly env: NodeJS.ProcessEnv;
   private readonly engine: PolicyEngine;
-  private readonly anomalies = new AnomalyResponder();
+  private readonly anomalies: AnomalyResponder;
   private readonly wasmRules: WasmRules;
   /** Decide runtimes replaced by a config change, each closed once the requests holding it are done. */
   private readonly retiring = new Set<Promise<void>>();
@@ -138,6 +167,7 @@ export class ProxyServer implements ExchangeHooks {
 
   constructor(private readonly options: ProxyServerOptions) {
     this.env = options.env ?? process.env;
+    this.anomalies = new AnomalyResponder(options.sessions);
     this.engine = new PolicyEngine({
       threads: options.threads,
       inlineMaxBytes: options.config.limits.inlineInspectMaxBytes,
@@ -165,7 +195,7 @@ export class ProxyServer implements ExchangeHooks {
       },
       tracesDropped: () => this.options.sink.droppedCount,
       inflight: () => this.inflight.size,
-    });
+    }, options.processMetrics ?? true);
     this.app = uWS.App();
     for (const route of PROVIDER_ROUTES) this.app.post(route.path, (res, req) => this.handleProviderRoute(res, req, route));
     for (const [name, path] of Object.entries(DECISION_ROUTES) as Array<[DecisionRoute, string]>) {
@@ -238,7 +268,7 @@ export class ProxyServer implements ExchangeHooks {
 
   async listen(): Promise<number> {
     await this.wasmRules.start();
-    const socket = await listenExclusive(this.app, this.options.host, this.options.port);
+    const socket = await (this.options.sharedPort === true ? listenShared : listenExclusive)(this.app, this.options.host, this.options.port);
     this.listenSocket = socket;
     this.port = uWS.us_socket_local_port(socket);
     return this.port;
@@ -248,11 +278,7 @@ export class ProxyServer implements ExchangeHooks {
    * Stops accepting, lets in-flight requests finish for up to `drainMs`, then cuts the rest.
    */
   async close(drainMs = this.active.config.limits.drainTimeoutMs): Promise<void> {
-    this.draining = true;
-    if (this.listenSocket !== null) {
-      uWS.us_listen_socket_close(this.listenSocket);
-      this.listenSocket = null;
-    }
+    this.stopAccepting();
     const deadline = Date.now() + drainMs;
     while (this.inflight.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
     if (this.inflight.size > 0) {
@@ -269,6 +295,63 @@ export class ProxyServer implements ExchangeHooks {
     await this.wasmRules.close();
     await this.options.store.close();
     await this.options.sink.close();
+  }
+
+  /** Refuses new requests (503 while draining) and closes the listening socket. */
+  stopAccepting(): void {
+    this.draining = true;
+    if (this.listenSocket !== null) {
+      uWS.us_listen_socket_close(this.listenSocket);
+      this.listenSocket = null;
+    }
+  }
+
+  get isDraining(): boolean {
+    return this.draining;
+  }
+
+  /** What this thread adds to `/health`. */
+  threadState(): ThreadState {
+    return { inflight: this.inflight.size, requests: this.requests, workers: this.engine.state(), wasm: this.wasmRules.health() };
+  }
+
+  /** This thread's metrics, for the thread that renders every thread's. */
+  metricsSnapshot(): Promise<MetricsSnapshot> {
+    return this.metrics.snapshot();
+  }
+
+  /** The `/health` body of one server, or of several threads' states summed (the first is this one's). */
+  healthBody(threads: readonly ThreadState[] = [this.threadState()]): Record<string, unknown> {
+    const [own, ...others] = threads as [ThreadState, ...ThreadState[]];
+    const sum = (pick: (t: ThreadState) => number) => threads.reduce((n, t) => n + pick(t), 0);
+    return {
+      status: this.draining ? 'draining' : 'ok',
+      version: VERSION,
+      configVersion: this.active.config.version,
+      uptimeSeconds: Math.round((Date.now() - this.startedAt) / 1000),
+      // The health request itself is not counted.
+      inflight: sum((t) => t.inflight) - 1,
+      ioThreads: threads.map((t) => ({ inflight: t.inflight, requests: t.requests })),
+      workers: {
+        threads: sum((t) => t.workers.threads),
+        running: sum((t) => t.workers.running),
+        completed: sum((t) => t.workers.completed),
+        workerFailures: sum((t) => t.workers.workerFailures),
+      },
+      // The embedded memory store is "no key-value store configured".
+      store: storeHealth(this.options.store),
+      wasm:
+        others.length === 0 || threads.every((t) => t.wasm.runner === null)
+          ? own.wasm
+          : {
+              ...own.wasm,
+              runner: {
+                completed: sum((t) => t.wasm.runner?.completed ?? 0),
+                fuelExhausted: sum((t) => t.wasm.runner?.fuelExhausted ?? 0),
+                instances: Math.max(...threads.map((t) => t.wasm.runner?.instances ?? 0)),
+              },
+            },
+    };
   }
 
   settled(exchange: Exchange, trace: ReturnType<Exchange['toTrace']>): void {
@@ -291,6 +374,7 @@ export class ProxyServer implements ExchangeHooks {
   private open(res: HttpResponse, req: HttpRequest, route: string, wire: ProviderRoute['wire']): Exchange {
     const ex = new Exchange(res, route, req.getQuery() ?? '', wire, readHeaders(req), this.active.config.workspaceId, this);
     this.inflight.add(ex);
+    this.requests++;
     return ex;
   }
 
@@ -398,7 +482,8 @@ export class ProxyServer implements ExchangeHooks {
           throw new RuleDeniedError(ruling.rule!, ruling.action, ruling.reason);
         }
       }
-      const anomaly = this.anomalies.plan(ex, route.kind, policy, inspection, read.redacted ?? raw);
+      const anomaly = await this.anomalies.plan(ex, route.kind, policy, inspection, read.redacted ?? raw);
+      if (ex.gone) return;
       // A steered or reasked request is not the request the cached answer was given to.
       const hit = cached === undefined || anomaly.steered !== null || anomaly.reask !== null ? undefined : decodeCached(cached);
       if (hit !== undefined) {
@@ -592,24 +677,22 @@ export class ProxyServer implements ExchangeHooks {
     const ex = this.open(res, req, '/health', 'openai');
     // Health checks arrive every few seconds from load balancers; they are not traffic.
     ex.traced = false;
-    ex.replyJson(this.draining ? 503 : 200, {
-      status: this.draining ? 'draining' : 'ok',
-      version: VERSION,
-      configVersion: this.active.config.version,
-      uptimeSeconds: Math.round((Date.now() - this.startedAt) / 1000),
-      inflight: this.inflight.size - 1,
-      workers: this.engine.state(),
-      // The embedded memory store is "no key-value store configured".
-      store: storeHealth(this.options.store),
-      wasm: this.wasmRules.health(),
-    });
+    const cluster = this.options.cluster;
+    if (cluster === undefined) {
+      ex.replyJson(this.draining ? 503 : 200, this.healthBody());
+      return;
+    }
+    cluster.health().then(
+      (body) => ex.replyJson(body.status === 'ok' ? 200 : 503, body),
+      (err: unknown) => this.refuse(ex, err),
+    );
   }
 
   /** Prometheus exposition of the proxy's metrics (see metrics.ts); like /health, no key and no trace. */
   private handleMetrics(res: HttpResponse, req: HttpRequest): void {
     const ex = this.open(res, req, '/metrics', 'openai');
     ex.traced = false;
-    this.metrics.render().then(
+    (this.options.cluster?.metrics() ?? this.metrics.render()).then(
       ({ contentType, body }) => ex.reply(200, [['content-type', contentType]], body),
       (err: unknown) => this.refuse(ex, err),
     );

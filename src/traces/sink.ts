@@ -21,11 +21,19 @@ export interface TraceSinkOptions {
   logger?: Logger;
 }
 
+/** Where a proxy's settled requests go: the trace sink, or from another I/O thread the way to it. */
+export interface TraceOutlet {
+  record(trace: TraceRecord): void;
+  /** Records dropped because a bound was hit. */
+  readonly droppedCount: number;
+  close(): Promise<void>;
+}
+
 /**
  * Keeps the latest traces in a bounded ring and appends every record as one JSON line under
  * `dir`, serialised and written in batches on a timer so the request path only pushes to arrays.
  */
-export class TraceSink {
+export class TraceSink implements TraceOutlet {
   readonly file: string | undefined;
   private readonly ring: TraceRecord[] = [];
   private ringStart = 0;

@@ -28,7 +28,8 @@ t.test('one ready line with the address; flags and SVC_* variables both work', a
   const m = await mock(t);
   const home = t.testdir();
   const byFlag = await spawnProxy(t, ['--upstream-url', m.url], { SVC_HOME: home });
-  t.match(byFlag.readyLine, /^svc proxy listening on http:\/\/127\.0\.0\.1:\d+ \(config local-[0-9a-f]{12}, open local mode, upstream http:\/\/127\.0\.0\.1:\d+\)$/);
+  // Up to one I/O thread per core, when the machine has more than one.
+  t.match(byFlag.readyLine, /^svc proxy listening on http:\/\/127\.0\.0\.1:\d+ \(config local-[0-9a-f]{12}(, up to \d+ I\/O threads)?, open local mode, upstream http:\/\/127\.0\.0\.1:\d+\)$/);
   const byEnv = await spawnProxy(t, [], { SVC_HOME: home, SVC_UPSTREAM_URL: m.url, SVC_VIRTUAL_KEYS: 'vk_env_key_0000001' });
   t.notMatch(byEnv.readyLine, /open local mode/);
   const res = await request(`${byEnv.url}/v1/chat/completions`, {

@@ -5,6 +5,9 @@ import type { AnomalyFinding, LoopFinding } from './finding.js';
 import { redefinedToolsFinding, type ToolPin } from './poisoning.js';
 import type { SessionMemory } from './sessions.js';
 
+/** What a session's memory is judged by: a request's report without what names its session. */
+export type SessionReport = Pick<AnomalyReport, 'findings' | 'toolPins'>;
+
 /** A finding as the trace shows it, with what the gateway did about it. */
 export interface TracedAnomalyFinding extends AnomalyFinding {
   /** The response it drew, `report` when it was only recorded. */
@@ -49,7 +52,7 @@ function responseTo(policy: AnomalyPolicy, finding: AnomalyFinding, count: numbe
  * pull, counts findings, and picks the response. In warn mode, and in shadow mode, nothing is
  * drawn; findings are recorded all the same.
  */
-export function decideAnomaly(policy: AnomalyPolicy, report: AnomalyReport, memory: SessionMemory, shadow: boolean): AnomalyDecision {
+export function decideAnomaly(policy: AnomalyPolicy, report: SessionReport, memory: SessionMemory, shadow: boolean): AnomalyDecision {
   const findings: Array<AnomalyFinding | LoopFinding> = [...report.findings];
   const changes: Array<{ tool: string; before: ToolPin; after: ToolPin }> = [];
   for (const [tool, after] of Object.entries(report.toolPins)) {

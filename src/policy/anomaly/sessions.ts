@@ -1,4 +1,6 @@
+import type { AnomalyPolicy } from './anomaly-policy.js';
 import type { AnomalyDetectorId } from './finding.js';
+import { decideAnomaly, type AnomalyDecision, type SessionReport } from './guard.js';
 import type { ToolPin } from './poisoning.js';
 
 /** What the gateway remembers of one agent session between its requests. */
@@ -41,5 +43,27 @@ export class AnomalySessions {
 
   get size(): number {
     return this.sessions.size;
+  }
+}
+
+/**
+ * Judges a request's anomaly report against its session's memory. The proxy's main thread holds
+ * the memories; its other I/O threads ask it, so a session is judged as one wherever its
+ * connections land.
+ */
+export interface SessionJudge {
+  decide(key: string, policy: AnomalyPolicy, report: SessionReport, shadow: boolean): AnomalyDecision | Promise<AnomalyDecision>;
+}
+
+/** The memories of this thread's sessions. */
+export class LocalSessionJudge implements SessionJudge {
+  private readonly sessions: AnomalySessions;
+
+  constructor(max = DEFAULT_MAX_SESSIONS) {
+    this.sessions = new AnomalySessions(max);
+  }
+
+  decide(key: string, policy: AnomalyPolicy, report: SessionReport, shadow: boolean): AnomalyDecision {
+    return decideAnomaly(policy, report, this.sessions.get(key), shadow);
   }
 }

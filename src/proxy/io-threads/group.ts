@@ -1,0 +1,254 @@
+import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
+import type { RuntimeConfig } from '../../config/runtime.js';
+import type { Logger } from '../../lib/logger.js';
+import { RpcChannel } from '../../lib/rpc.js';
+import type { LocalSessionJudge } from '../../policy/anomaly/sessions.js';
+import type { Store } from '../../state/index.js';
+import type { TraceSink } from '../../traces/sink.js';
+import type { HoldsService } from '../holds-client.js';
+import { ProxyMetrics } from '../metrics.js';
+import type { ClusterView, ProxyServer, ThreadState } from '../server.js';
+import type { HubApi, ThreadApi, ThreadData } from './api.js';
+import { BusyWatch } from './busy-watch.js';
+
+// Running from source (tests) the thread is TypeScript too; workers inherit the loader in execArgv.
+const THREAD_URL = new URL(import.meta.url.endsWith('.ts') ? './thread.ts' : './thread.js', import.meta.url);
+
+/** How long `/health` and `/metrics` wait for a thread's part before answering without it. */
+const STATE_TIMEOUT_MS = 2000;
+/** A thread that died is started again, at most once in this long. */
+const RESTART_BACKOFF_MS = 1000;
+
+export interface IoThreadGroupOptions {
+  /** The main thread's own server (not yet listening). */
+  readonly server: ProxyServer;
+  /** I/O threads started at once, this one included. */
+  readonly initial: number;
+  /** The most I/O threads, this one included: more start while the main thread stays busy (BusyWatch). */
+  readonly max: number;
+  readonly host: string;
+  /** The port claimed for the process (claimPort). */
+  readonly port: number;
+  readonly config: RuntimeConfig;
+  readonly inspectionThreads: number;
+  readonly decideRoot: string;
+  readonly store: Store;
+  readonly sink: TraceSink;
+  readonly holds: HoldsService | undefined;
+  readonly sessions: LocalSessionJudge;
+  readonly logger: Logger;
+}
+
+interface ReadyMessage {
+  readonly method?: string;
+  readonly args?: readonly [number, string | null];
+}
+
+interface IoThread {
+  readonly index: number;
+  readonly worker: Worker;
+  readonly channel: RpcChannel<ThreadApi>;
+  inflight: number;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * The proxy's I/O threads seen from the main thread, which is the first of them and owns what
+ * they share: the store, the trace sink, holds and session memories (the hub). Configs go to every
+ * thread; `/health` and `/metrics` sum them. A thread that dies is started again.
+ */
+export class IoThreadGroup implements ClusterView {
+  private readonly threads = new Map<number, IoThread>();
+  private readonly server: ProxyServer;
+  private config: RuntimeConfig;
+  private closing = false;
+  private readonly handlers: HubApi;
+  private readonly growth: NodeJS.Timeout | undefined;
+  /** Threads being started: they count towards `max`. */
+  private readonly spawning = new Set<number>();
+
+  private constructor(private readonly options: IoThreadGroupOptions) {
+    this.config = options.config;
+    this.server = options.server;
+    if (options.max > options.initial) this.growth = this.watchLoad();
+    const { store, sink, holds, sessions } = options;
+    const noHolds = () => Promise.reject(new Error('holds are not recorded: no control plane'));
+    this.handlers = {
+      countCall: (req) => store.countCall(req),
+      reserve: (req) => store.reserve(req),
+      settle: (req) => store.settle(req),
+      release: (req) => store.release(req),
+      snapshot: (workspace, now) => store.snapshot(workspace, now),
+      cacheGet: (workspace, key) => store.cacheGet(workspace, key),
+      cacheSet: (workspace, key, value, ttlMs) => store.cacheSet(workspace, key, Buffer.from(value.buffer, value.byteOffset, value.byteLength), ttlMs),
+      trace: (trace) => sink.record(trace),
+      inflight: (index, count) => {
+        const thread = this.threads.get(index);
+        if (thread !== undefined) thread.inflight = count;
+      },
+      decideSession: (key, policy, report, shadow) => sessions.decide(key, policy, report, shadow),
+      holdApproval: (scope, key, ctx) => holds?.ledger(scope).approval(key, ctx) ?? noHolds(),
+      holdRecord: (scope, request) => holds?.ledger(scope).record(request) ?? noHolds(),
+      holdBypassUsed: (scope, bypass, call, ctx) => holds?.ledger(scope).bypassUsed?.(bypass, call, ctx),
+      holdReport: (reports, ctx) => holds?.report(reports, ctx) ?? noHolds(),
+      recordKill: (trace) => holds?.recordKill(trace) ?? Promise.resolve(null),
+      health: () => this.health(),
+      metrics: () => this.metrics(),
+      ready: () => undefined,
+    };
+  }
+
+  /** Starts the other `initial - 1` threads; resolves when every one listens. */
+  static async start(options: IoThreadGroupOptions): Promise<IoThreadGroup> {
+    const group = new IoThreadGroup(options);
+    try {
+      await Promise.all(Array.from({ length: options.initial - 1 }, (_, i) => group.spawn(i + 1)));
+    } catch (err) {
+      await group.close(0);
+      throw err;
+    }
+    return group;
+  }
+
+  get size(): number {
+    return this.threads.size + 1;
+  }
+
+  /** The main thread's requests in flight, and each other thread's as it last reported. */
+  get inflightCount(): number {
+    let count = this.server.inflightCount;
+    for (const thread of this.threads.values()) count += thread.inflight;
+    return count;
+  }
+
+  /** Applies a config on every thread (the main one first); resolves when all have it. */
+  async setConfig(config: RuntimeConfig): Promise<void> {
+    this.config = config;
+    await this.server.setConfig(config);
+    const results = await Promise.allSettled([...this.threads.values()].map((t) => t.channel.call('setConfig', config)));
+    for (const r of results) if (r.status === 'rejected') this.options.logger.error({ err: r.reason }, 'an I/O thread could not apply the config');
+  }
+
+  async health(): Promise<Record<string, unknown>> {
+    const server = this.server;
+    const others = await this.fromThreads((t) => t.channel.call('state'));
+    return server.healthBody([server.threadState(), ...others]);
+  }
+
+  async metrics(): Promise<{ contentType: string; body: string }> {
+    const [own, others] = await Promise.all([this.server.metricsSnapshot(), this.fromThreads((t) => t.channel.call('metrics'))]);
+    return ProxyMetrics.aggregate([own, ...others]);
+  }
+
+  /** Drains every other thread (at most `drainMs`) and lets them exit. */
+  async close(drainMs: number): Promise<void> {
+    this.closing = true;
+    clearInterval(this.growth);
+    await Promise.all(
+      [...this.threads.values()].map(async (thread) => {
+        const exited = new Promise((resolve) => thread.worker.once('exit', resolve));
+        await withTimeout(thread.channel.call('close', drainMs), drainMs + STATE_TIMEOUT_MS).catch((err: unknown) =>
+          this.options.logger.warn({ err, ioThread: thread.index }, 'an I/O thread did not drain; stopping it'),
+        );
+        await withTimeout(exited, STATE_TIMEOUT_MS).catch(() => thread.worker.terminate());
+      }),
+    );
+  }
+
+  /** Samples the main thread's event loop each second and starts a thread while it stays busy. */
+  private watchLoad(): NodeJS.Timeout {
+    const watch = new BusyWatch();
+    let last = performance.eventLoopUtilization();
+    const timer = setInterval(() => {
+      const now = performance.eventLoopUtilization();
+      const busy = watch.sample(performance.eventLoopUtilization(now, last).utilization, this.server.inflightCount);
+      last = now;
+      if (!busy || this.closing || this.size + this.spawning.size >= this.options.max) return;
+      const index = this.freeIndex();
+      this.options.logger.info({ ioThread: index, threads: this.size + 1 }, 'the main thread is busy: starting another I/O thread');
+      this.spawn(index).catch((err: unknown) => this.options.logger.error({ err, ioThread: index }, 'I/O thread could not start'));
+    }, 1000);
+    timer.unref();
+    return timer;
+  }
+
+  private freeIndex(): number {
+    let index = 1;
+    while (this.threads.has(index) || this.spawning.has(index)) index++;
+    return index;
+  }
+
+  private async fromThreads<T>(ask: (thread: IoThread) => Promise<T>): Promise<T[]> {
+    const answers = await Promise.allSettled([...this.threads.values()].map((t) => withTimeout(ask(t), STATE_TIMEOUT_MS)));
+    return answers.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
+  }
+
+  private spawn(index: number): Promise<void> {
+    this.spawning.add(index);
+    return this.startThread(index).finally(() => this.spawning.delete(index));
+  }
+
+  private startThread(index: number): Promise<void> {
+    const o = this.options;
+    const data: ThreadData = {
+      index,
+      host: o.host,
+      port: o.port,
+      config: this.config,
+      inspectionThreads: o.inspectionThreads,
+      decideRoot: o.decideRoot,
+      holds: o.holds !== undefined,
+      storeKind: o.store.health().kind,
+    };
+    const worker = new Worker(THREAD_URL, { workerData: data });
+    const channel = new RpcChannel<ThreadApi>(worker, this.handlers);
+    const thread: IoThread = { index, worker, channel, inflight: 0 };
+    return new Promise((resolve, reject) => {
+      let started = false;
+      worker.on('message', (message: ReadyMessage | { batch: ReadyMessage[] }) => {
+        const ready = 'batch' in message ? message.batch.find((m) => m.method === 'ready') : message.method === 'ready' ? message : undefined;
+        if (started || ready === undefined) return;
+        started = true;
+        if (this.closing) {
+          void worker.terminate();
+          reject(new Error(`I/O thread ${index} started while the proxy stops`));
+          return;
+        }
+        const error = ready.args?.[1] ?? null;
+        if (error === null) {
+          this.threads.set(index, thread);
+          resolve();
+        } else {
+          void worker.terminate();
+          reject(new Error(`I/O thread ${index} could not start: ${error}`));
+        }
+      });
+      worker.on('error', (err) => o.logger.error({ err, ioThread: index }, 'I/O thread failed'));
+      worker.once('exit', (code) => {
+        channel.close('the I/O thread exited');
+        const current = this.threads.get(index) === thread;
+        if (current) this.threads.delete(index);
+        if (!started) {
+          started = true;
+          reject(new Error(`I/O thread ${index} exited (code ${code}) before it listened`));
+          return;
+        }
+        if (this.closing || !current) return;
+        o.logger.error({ ioThread: index, code }, 'I/O thread exited; starting it again');
+        setTimeout(() => {
+          if (!this.closing) this.spawn(index).catch((err: unknown) => o.logger.error({ err, ioThread: index }, 'I/O thread could not be started again'));
+        }, RESTART_BACKOFF_MS).unref();
+      });
+    });
+  }
+}
