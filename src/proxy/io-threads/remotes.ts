@@ -51,8 +51,11 @@ export class RemoteStore implements Store {
     return bytes === undefined ? undefined : asBuffer(bytes);
   }
 
+  /** Sent at once: the answer is offered before it is sent, so another thread asked next finds it. */
   cacheSet(workspace: string, key: string, value: Buffer, ttlMs: number): Promise<void> {
-    return this.hub.call('cacheSet', workspace, key, value, ttlMs);
+    const stored = this.hub.call('cacheSet', workspace, key, value, ttlMs);
+    this.hub.flush();
+    return stored;
   }
 
   /** The main thread reports the store's health (`/health`, `/metrics`); this thread only knows its kind. */

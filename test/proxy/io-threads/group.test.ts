@@ -118,6 +118,26 @@ t.test('a session is one wherever its connections land: a tool redefined to inst
   t.ok(state.ioThreads.every((thread: Json) => thread.requests > 0), 'both threads took requests');
 });
 
+t.test('the exact cache is one across threads: an answer cached by one thread is replayed by either', async (t) => {
+  const mock = await startMockProvider();
+  t.teardown(() => mock.close());
+  const home = t.testdir();
+  const config = join(home, 'config.json');
+  writeFileSync(config, JSON.stringify({ settings: { featureFlags: { ff_response_cache_exact: true } } }));
+  const proxy = await spawnProxy(t, ['--io-threads', '2', '--upstream-url', mock.url, '--config', config], { SVC_HOME: home });
+  const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'the same question' }] };
+  const first = await fresh(proxy, '/v1/chat/completions', body);
+  t.equal(first.headers['x-svc-cache'], 'miss');
+  const again = await Promise.all(Array.from({ length: 12 }, () => fresh(proxy, '/v1/chat/completions', body)));
+  t.same(
+    again.map((a) => [a.status, a.headers['x-svc-cache'], a.body]),
+    Array(12).fill([200, 'hit', first.body]),
+    'every thread replays the answer',
+  );
+  t.equal(mock.requests.length, 1, 'the provider was asked once');
+  t.ok((await health(proxy)).ioThreads.every((thread: Json) => thread.requests > 0), 'both threads took requests');
+});
+
 t.test('a config from the control plane reaches every thread, and the gateway acks it once all have it', async (t) => {
   const mock = await startMockProvider();
   t.teardown(() => mock.close());
