@@ -38,6 +38,8 @@ export interface IoThreadGroupOptions {
   readonly holds: HoldsService | undefined;
   readonly sessions: LocalSessionJudge;
   readonly logger: Logger;
+  /** The thread's module; tests substitute one that crashes. */
+  readonly threadUrl?: URL;
 }
 
 interface ReadyMessage {
@@ -210,7 +212,7 @@ export class IoThreadGroup implements ClusterView {
       holds: o.holds !== undefined,
       storeKind: o.store.health().kind,
     };
-    const worker = new Worker(THREAD_URL, { workerData: data });
+    const worker = new Worker(o.threadUrl ?? THREAD_URL, { workerData: data });
     const channel = new RpcChannel<ThreadApi>(worker, this.handlers);
     const thread: IoThread = { index, worker, channel, inflight: 0 };
     return new Promise((resolve, reject) => {
