@@ -41,9 +41,13 @@ export function defaultThreads(): number {
   return Math.max(1, availableParallelism() - 1);
 }
 
-/** The most I/O threads `auto` starts: one per core. */
-export function maxAutoIoThreads(): number {
-  return Math.min(64, availableParallelism());
+/**
+ * The most I/O threads `auto` starts: one per core on Linux, whose kernel spreads a shared port's
+ * connections over its listeners. Elsewhere (macOS, the BSDs) one listener takes them all, so a
+ * second thread would cost memory and take no load.
+ */
+export function maxAutoIoThreads(platform = process.platform): number {
+  return platform === 'linux' ? Math.min(64, availableParallelism()) : 1;
 }
 
 /** Flags win over environment variables, which win over defaults. */

@@ -229,6 +229,10 @@ export class IoThreadGroup implements ClusterView {
         const error = ready.args?.[1] ?? null;
         if (error === null) {
           this.threads.set(index, thread);
+          // A config applied while the thread started did not reach it.
+          if (data.config !== this.config) {
+            channel.call('setConfig', this.config).catch((err: unknown) => o.logger.error({ err, ioThread: index }, 'an I/O thread could not apply the config'));
+          }
           resolve();
         } else {
           void worker.terminate();
