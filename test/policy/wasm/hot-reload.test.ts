@@ -6,6 +6,7 @@ import OpenAI from 'openai';
 import { startMockProvider } from '../../../bench/mock/provider.js';
 import { spawnProxy } from '../../helpers/proxy.js';
 import { compileRules, svc } from '../../helpers/wasm.js';
+import { until as waitFor } from '../../helpers/until.js';
 
 // Every rule is metered when it loads (binaryen in a child process): slow on a loaded machine.
 t.setTimeout(600_000);
@@ -118,7 +119,9 @@ t.test('a corrupt module is skipped with a log line and shown in /health; the ot
   await writeFile(join(dir, '50_corrupt.wasm'), Buffer.from([0, 0x61, 0x73, 0x6d, 1, 0, 0, 0, 0xff, 0xff]));
   const h = await until((h) => h.wasm.failed.length === 1 && h.wasm.rules.length === 1);
   t.same(h.wasm.failed, [{ file: '50_corrupt.wasm', error: 'not a valid WebAssembly module' }]);
-  t.match(proxy.stderr(), /WASM rule 50_corrupt\.wasm skipped: not a valid WebAssembly module/);
+  // The log line is written asynchronously and reaches this process through a pipe: wait for it.
+  await waitFor('the log line', () => (/WASM rule 50_corrupt\.wasm skipped: not a valid WebAssembly module/.test(proxy.stderr()) ? true : undefined));
+  t.pass('the skip is logged');
   const res = await openai.chat.completions.create(
     { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'x' }], tools: tool('bash') },
     { headers: { 'x-mock-tool-args': JSON.stringify({ command: 'rm -rf /' }) } },
