@@ -306,10 +306,6 @@ export class ProxyServer implements ExchangeHooks {
     }
   }
 
-  get isDraining(): boolean {
-    return this.draining;
-  }
-
   /** What this thread adds to `/health`. */
   threadState(): ThreadState {
     return { inflight: this.inflight.size, requests: this.requests, workers: this.engine.state(), wasm: this.wasmRules.health() };
