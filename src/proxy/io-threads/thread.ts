@@ -26,8 +26,12 @@ const handlers: ThreadApi = {
   close: async (drainMs) => {
     clearInterval(reporter);
     await server?.close(drainMs);
-    // Nothing else keeps the thread alive once its server and this channel are closed.
-    setImmediate(() => parentPort!.close());
+    // Nothing else keeps the thread alive once its server and this channel are closed; by the
+    // next turn this answer is queued, and it leaves first.
+    setImmediate(() => {
+      hub.flush();
+      parentPort!.close();
+    });
   },
 };
 const hub = new RpcChannel<HubApi>(parentPort!, handlers);

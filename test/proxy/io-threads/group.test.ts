@@ -185,6 +185,7 @@ t.test('SIGTERM drains requests in flight on every thread', async (t) => {
     'every request in flight is answered',
   );
   t.equal(await exited, 0);
+  t.notMatch(proxy.stderr(), /did not drain/, 'every thread answered that it drained');
 });
 
 t.test('with more than one I/O thread a port in use is still refused, naming the reason', async (t) => {
