@@ -127,7 +127,7 @@ export async function runProxy(flags: ProxyFlags): Promise<void> {
   const sessions = new LocalSessionJudge();
   // auto: one thread, and up to one per core as load needs them (each costs about 50 MB).
   const auto = options.ioThreads === 'auto';
-  const maxThreads = auto ? maxAutoIoThreads() : (options.ioThreads as number);
+  const maxThreads = options.ioThreads === 'auto' ? maxAutoIoThreads() : options.ioThreads;
   const threaded = maxThreads > 1;
   // The other I/O threads share the port: it is claimed for the process first, so a port in use still fails.
   const claimed = threaded ? await claimPort(options.host, options.port) : options.port;

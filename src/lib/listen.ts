@@ -16,12 +16,7 @@ declare module '@trufflesuite/uws-js-unofficial' {
  * server on a taken port would "listen" too and take a share of its connections.
  */
 export function listenExclusive(app: TemplatedApp, host: string, port: number): Promise<us_listen_socket> {
-  return new Promise((resolve, reject) => {
-    app.listen(host, port, uWS.LIBUS_LISTEN_EXCLUSIVE_PORT, (socket) => {
-      if (socket) resolve(socket);
-      else void whyNotListening(host, port).then((reason) => reject(new ListenError(host, port, reason)));
-    });
-  });
+  return listen(app, host, port, uWS.LIBUS_LISTEN_EXCLUSIVE_PORT);
 }
 
 /**
@@ -29,10 +24,17 @@ export function listenExclusive(app: TemplatedApp, host: string, port: number): 
  * spreads connections over them. The port is taken for this process first with `claimPort`.
  */
 export function listenShared(app: TemplatedApp, host: string, port: number): Promise<us_listen_socket> {
+  return listen(app, host, port, 0);
+}
+
+function listen(app: TemplatedApp, host: string, port: number, options: number): Promise<us_listen_socket> {
   return new Promise((resolve, reject) => {
-    app.listen(host, port, 0, (socket) => {
+    app.listen(host, port, options, (socket) => {
       if (socket) resolve(socket);
-      else void whyNotListening(host, port).then((reason) => reject(new ListenError(host, port, reason)));
+      else void bindProbe(host, port).then(
+        () => reject(new ListenError(host, port, 'the address could not be bound')),
+        (reason: string) => reject(new ListenError(host, port, reason)),
+      );
     });
   });
 }
@@ -43,14 +45,7 @@ export function listenShared(app: TemplatedApp, host: string, port: number): Pro
  * this check, so two proxies never split one port's connections.
  */
 export function claimPort(host: string, port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', (err: NodeJS.ErrnoException) => reject(new ListenError(host, port, REASONS[err.code ?? ''] ?? err.code ?? 'unknown error')));
-    probe.listen({ host, port, exclusive: true }, () => {
-      const bound = (probe.address() as AddressInfo).port;
-      probe.close(() => resolve(bound));
-    });
-  });
+  return bindProbe(host, port).catch((reason: string) => Promise.reject(new ListenError(host, port, reason)));
 }
 
 const REASONS: Readonly<Record<string, string>> = {
@@ -59,11 +54,17 @@ const REASONS: Readonly<Record<string, string>> = {
   EACCES: 'permission denied',
 };
 
-/** uWS reports no errno; binding the same address with node:net says what went wrong. */
-function whyNotListening(host: string, port: number): Promise<string> {
-  return new Promise((resolve) => {
+/**
+ * Binds host:port with node:net and lets it go: the port bound, or why it could not be bound (uWS
+ * reports no errno).
+ */
+function bindProbe(host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
     const probe = createServer();
-    probe.once('error', (err: NodeJS.ErrnoException) => resolve(REASONS[err.code ?? ''] ?? err.code ?? 'unknown error'));
-    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve('the address could not be bound')));
+    probe.once('error', (err: NodeJS.ErrnoException) => reject(REASONS[err.code ?? ''] ?? err.code ?? 'unknown error'));
+    probe.listen({ host, port, exclusive: true }, () => {
+      const bound = (probe.address() as AddressInfo).port;
+      probe.close(() => resolve(bound));
+    });
   });
 }

@@ -1,5 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { exactCacheKey, isCacheable } from '../lib/cache-key.js';
+import { asBuffer } from '../lib/bytes.js';
 import { isJsonObject } from '../lib/json.js';
 import { inspectBody, type Inspection } from './inspect.js';
 import type { PolicyConfig } from './policy-config.js';
@@ -37,7 +38,7 @@ export type RequestBodyResult =
 export function runRequestBodyTask(task: RequestBodyTask): RequestBodyResult {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(Buffer.from(task.raw.buffer, task.raw.byteOffset, task.raw.byteLength).toString('utf8'));
+    parsed = JSON.parse(asBuffer(task.raw).toString('utf8'));
   } catch {
     return { ok: false, reason: 'not_json' };
   }

@@ -1,6 +1,7 @@
 import { Buffer } from 'node:buffer';
 import { InvalidRequestError } from '../lib/errors.js';
 import { exactCacheKey, isCacheable } from '../lib/cache-key.js';
+import { asBuffer } from '../lib/bytes.js';
 import { isJsonObject } from '../lib/json.js';
 import type { PolicyEngine } from '../policy/engine.js';
 import type { Inspection } from '../policy/inspect.js';
@@ -55,7 +56,7 @@ async function readInline(engine: PolicyEngine, raw: Buffer, options: ReadOption
 async function readInWorker(engine: PolicyEngine, raw: Buffer, options: ReadOptions): Promise<ReadBody> {
   const result = await engine.parseRequestBody({ policy: options.policy, raw, cacheKeyPrefix: options.cacheKeyPrefix, wantsText: options.wantsText });
   if (!result.ok) throw result.reason === 'not_json' ? notJson() : notObject();
-  const redacted = result.body === null ? null : Buffer.from(result.body.buffer, result.body.byteOffset, result.body.byteLength);
+  const redacted = result.body === null ? null : asBuffer(result.body);
   return {
     head: result.head,
     cacheKey: result.cacheKey,

@@ -1,7 +1,4 @@
 import t from 'tap';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import OpenAI from 'openai';
 import { startMockProvider } from '../../bench/mock/provider.js';
 import { ControlPlaneApi } from '../../src/config/control-plane-api.js';
@@ -10,11 +7,11 @@ import { createLogger } from '../../src/lib/logger.js';
 import { HoldsClient } from '../../src/proxy/holds-client.js';
 import { MemoryStore, type Store } from '../../src/state/index.js';
 import { RedisStore } from '../../src/state/redis/redis-store.js';
-import { api, memberWithRole, signUp, startTestControlPlane } from '../helpers/controlplane.js';
+import { api } from '../helpers/controlplane.js';
+import { holdsWorkspace } from '../helpers/holds.js';
 import { startProxy } from '../helpers/proxy.js';
 import { startRedis } from '../helpers/redis.js';
 import { until } from '../helpers/until.js';
-import { compileRules, svc } from '../helpers/wasm.js';
 
 t.setTimeout(600_000);
 
@@ -24,21 +21,8 @@ t.setTimeout(600_000);
 
 let now = Date.parse('2026-04-01T12:00:00.000Z');
 const clock = () => now;
-const cp = await startTestControlPlane(t, { clock });
-const owner = await signUp(cp);
-const em = await memberWithRole(cp, owner, 'EM');
-const dev = await memberWithRole(cp, owner, 'DEVELOPER');
-await api(cp, 'PUT', '/workspace/settings', { token: owner.accessToken, body: { reviewHoldBypassEnabled: true, reviewHoldBypassTtlMinutes: 10 } });
-const gateway = (await api(cp, 'POST', '/gateways', { token: owner.accessToken, body: { name: 'edge' } })).body.id as string;
-
-const rules = await compileRules(t, ['force-push', 'destructive-shell']);
-const wasmDir = await mkdtemp(join(tmpdir(), 'svc-holds-wasm-'));
-t.teardown(() => rm(wasmDir, { recursive: true, force: true }));
+const { cp, owner, em, dev, gateway, wasmDir } = await holdsWorkspace(t, { clock });
 const env = { SVC_WASM_DIR: wasmDir };
-for (const [name, priority] of [['destructive-shell', 10], ['force-push', 30]] as const) {
-  const installed = await svc(['policy', 'install', '--wasm', rules[name], '--name', name, '--priority', String(priority)], env);
-  if (installed.code !== 0) throw new Error(installed.stderr);
-}
 const mock = await startMockProvider();
 t.teardown(() => mock.close());
 

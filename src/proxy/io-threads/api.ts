@@ -3,7 +3,7 @@ import type { AnomalyPolicy } from '../../policy/anomaly/anomaly-policy.js';
 import type { AnomalyDecision, SessionReport } from '../../policy/anomaly/guard.js';
 import type { HoldKey, HoldRequest } from '../../policy/holds.js';
 import type { ApprovedBypass, ToolCall, ToolCallContext } from '../../policy/tool-judge.js';
-import type { BudgetSnapshot, CallCountRequest, CallCountResult, ReserveRequest, ReserveResult, SettleRequest } from '../../state/index.js';
+import type { Store } from '../../state/index.js';
 import type { TraceRecord } from '../../traces/trace.js';
 import type { KillIncident } from '../exchange.js';
 import type { LedgerScope } from '../holds-client.js';
@@ -18,12 +18,13 @@ import type { SubstitutionReport } from '../tool-calls-review.js';
  */
 export interface HubApi {
   [method: string]: (...args: never[]) => unknown;
-  countCall(req: CallCountRequest): Promise<CallCountResult>;
-  reserve(req: ReserveRequest): Promise<ReserveResult>;
+  countCall: Store['countCall'];
+  reserve: Store['reserve'];
   /** Notifications: a settlement never fails, the store queues it. */
-  settle(req: SettleRequest): Promise<void>;
-  release(req: Omit<SettleRequest, 'actualUsd'>): Promise<void>;
-  snapshot(workspace: string, now?: number): Promise<BudgetSnapshot>;
+  settle: Store['settle'];
+  release: Store['release'];
+  snapshot: Store['snapshot'];
+  /** Bytes cross threads as a Uint8Array, not a Buffer. */
   cacheGet(workspace: string, key: string): Promise<Uint8Array | undefined>;
   cacheSet(workspace: string, key: string, value: Uint8Array, ttlMs: number): Promise<void>;
   /** A settled request's trace (a notification). */

@@ -3,6 +3,8 @@ import { Worker } from 'node:worker_threads';
 import type { RuntimeConfig } from '../../config/runtime.js';
 import type { Logger } from '../../lib/logger.js';
 import { RpcChannel } from '../../lib/rpc.js';
+import { withTimeout } from '../../lib/timeout.js';
+import { asBuffer } from '../../lib/bytes.js';
 import type { LocalSessionJudge } from '../../policy/anomaly/sessions.js';
 import type { Store } from '../../state/index.js';
 import type { TraceSink } from '../../traces/sink.js';
@@ -17,6 +19,7 @@ const THREAD_URL = new URL(import.meta.url.endsWith('.ts') ? './thread.ts' : './
 
 /** How long `/health` and `/metrics` wait for a thread's part before answering without it. */
 const STATE_TIMEOUT_MS = 2000;
+const noAnswer = (ms: number) => new Error(`no answer in ${ms} ms`);
 /** A thread that died is started again, at most once in this long. */
 const RESTART_BACKOFF_MS = 1000;
 
@@ -42,26 +45,11 @@ export interface IoThreadGroupOptions {
   readonly threadUrl?: URL;
 }
 
-interface ReadyMessage {
-  readonly method?: string;
-  readonly args?: readonly [number, string | null];
-}
-
 interface IoThread {
   readonly index: number;
   readonly worker: Worker;
   readonly channel: RpcChannel<ThreadApi>;
   inflight: number;
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }
 
 /**
@@ -78,6 +66,8 @@ export class IoThreadGroup implements ClusterView {
   private readonly growth: NodeJS.Timeout | undefined;
   /** Threads being started: they count towards `max`. */
   private readonly spawning = new Set<number>();
+  /** What a starting thread's `ready` settles, by thread index. */
+  private readonly readiness = new Map<number, (error: string | null) => void>();
 
   private constructor(private readonly options: IoThreadGroupOptions) {
     this.config = options.config;
@@ -92,7 +82,7 @@ export class IoThreadGroup implements ClusterView {
       release: (req) => store.release(req),
       snapshot: (workspace, now) => store.snapshot(workspace, now),
       cacheGet: (workspace, key) => store.cacheGet(workspace, key),
-      cacheSet: (workspace, key, value, ttlMs) => store.cacheSet(workspace, key, Buffer.from(value.buffer, value.byteOffset, value.byteLength), ttlMs),
+      cacheSet: (workspace, key, value, ttlMs) => store.cacheSet(workspace, key, asBuffer(value), ttlMs),
       trace: (trace) => sink.record(trace),
       inflight: (index, count) => {
         const thread = this.threads.get(index);
@@ -106,7 +96,7 @@ export class IoThreadGroup implements ClusterView {
       recordKill: (trace) => holds?.recordKill(trace) ?? Promise.resolve(null),
       health: () => this.health(),
       metrics: () => this.metrics(),
-      ready: () => undefined,
+      ready: (index, error) => this.readiness.get(index)?.(error),
     };
   }
 
@@ -159,10 +149,10 @@ export class IoThreadGroup implements ClusterView {
     await Promise.all(
       [...this.threads.values()].map(async (thread) => {
         const exited = new Promise((resolve) => thread.worker.once('exit', resolve));
-        await withTimeout(thread.channel.call('close', drainMs), drainMs + STATE_TIMEOUT_MS).catch((err: unknown) =>
+        await withTimeout(thread.channel.call('close', drainMs), drainMs + STATE_TIMEOUT_MS, noAnswer).catch((err: unknown) =>
           this.options.logger.warn({ err, ioThread: thread.index }, 'an I/O thread did not drain; stopping it'),
         );
-        await withTimeout(exited, STATE_TIMEOUT_MS).catch(() => thread.worker.terminate());
+        await withTimeout(exited, STATE_TIMEOUT_MS, noAnswer).catch(() => thread.worker.terminate());
       }),
     );
   }
@@ -191,7 +181,7 @@ export class IoThreadGroup implements ClusterView {
   }
 
   private async fromThreads<T>(ask: (thread: IoThread) => Promise<T>): Promise<T[]> {
-    const answers = await Promise.allSettled([...this.threads.values()].map((t) => withTimeout(ask(t), STATE_TIMEOUT_MS)));
+    const answers = await Promise.allSettled([...this.threads.values()].map((t) => withTimeout(ask(t), STATE_TIMEOUT_MS, noAnswer)));
     return answers.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
   }
 
@@ -217,27 +207,25 @@ export class IoThreadGroup implements ClusterView {
     const thread: IoThread = { index, worker, channel, inflight: 0 };
     return new Promise((resolve, reject) => {
       let started = false;
-      worker.on('message', (message: ReadyMessage | { batch: ReadyMessage[] }) => {
-        const ready = 'batch' in message ? message.batch.find((m) => m.method === 'ready') : message.method === 'ready' ? message : undefined;
-        if (started || ready === undefined) return;
+      const settle = (error: Error | null) => {
         started = true;
-        if (this.closing) {
+        this.readiness.delete(index);
+        if (error === null) resolve();
+        else reject(error);
+      };
+      this.readiness.set(index, (error) => {
+        const refused = error ?? (this.closing ? 'the proxy stops' : null);
+        if (refused !== null) {
           void worker.terminate();
-          reject(new Error(`I/O thread ${index} started while the proxy stops`));
+          settle(new Error(`I/O thread ${index} could not start: ${refused}`));
           return;
         }
-        const error = ready.args?.[1] ?? null;
-        if (error === null) {
-          this.threads.set(index, thread);
-          // A config applied while the thread started did not reach it.
-          if (data.config !== this.config) {
-            channel.call('setConfig', this.config).catch((err: unknown) => o.logger.error({ err, ioThread: index }, 'an I/O thread could not apply the config'));
-          }
-          resolve();
-        } else {
-          void worker.terminate();
-          reject(new Error(`I/O thread ${index} could not start: ${error}`));
+        this.threads.set(index, thread);
+        // A config applied while the thread started did not reach it.
+        if (data.config !== this.config) {
+          channel.call('setConfig', this.config).catch((err: unknown) => o.logger.error({ err, ioThread: index }, 'an I/O thread could not apply the config'));
         }
+        settle(null);
       });
       worker.on('error', (err) => o.logger.error({ err, ioThread: index }, 'I/O thread failed'));
       worker.once('exit', (code) => {
@@ -245,8 +233,7 @@ export class IoThreadGroup implements ClusterView {
         const current = this.threads.get(index) === thread;
         if (current) this.threads.delete(index);
         if (!started) {
-          started = true;
-          reject(new Error(`I/O thread ${index} exited (code ${code}) before it listened`));
+          settle(new Error(`I/O thread ${index} exited (code ${code}) before it listened`));
           return;
         }
         if (this.closing || !current) return;

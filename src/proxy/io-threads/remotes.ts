@@ -1,3 +1,4 @@
+import { asBuffer } from '../../lib/bytes.js';
 import { RemoteCallError, type RpcChannel } from '../../lib/rpc.js';
 import type { AnomalyPolicy } from '../../policy/anomaly/anomaly-policy.js';
 import type { AnomalyDecision, SessionReport } from '../../policy/anomaly/guard.js';
@@ -14,7 +15,6 @@ import type { HubApi } from './api.js';
 
 type Hub = RpcChannel<HubApi>;
 
-const asBuffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 
 /** The main thread's store, from another I/O thread. */
 export class RemoteStore implements Store {

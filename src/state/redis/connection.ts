@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { withTimeout as raceTimeout } from '../../lib/timeout.js';
 
 /** A Redis command did not answer within the store's deadline; the store decides locally instead. */
 export class StoreTimeoutError extends Error {
@@ -28,11 +29,7 @@ export function createRedisClient(url: string, opts: { commandTimeoutMs: number;
   });
 }
 
-/** `promise`, or a StoreTimeoutError after `ms`. The loser's rejection is handled by the race. */
+/** `promise`, or a StoreTimeoutError after `ms`. */
 export function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StoreTimeoutError(what, ms)), ms);
-  });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+  return raceTimeout(promise, ms, () => new StoreTimeoutError(what, ms));
 }

@@ -1,33 +1,17 @@
 import t from 'tap';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Client } from 'undici';
 import { startMockProvider } from '../../../bench/mock/provider.js';
-import { api, memberWithRole, signUp, startTestControlPlane } from '../../helpers/controlplane.js';
+import { api } from '../../helpers/controlplane.js';
+import { holdsWorkspace } from '../../helpers/holds.js';
 import { spawnProxy, type SpawnedProxy } from '../../helpers/proxy.js';
 import { until } from '../../helpers/until.js';
-import { compileRules, svc } from '../../helpers/wasm.js';
 
 t.setTimeout(600_000);
 
 // Holds through a proxy of two I/O threads: a call held on one thread is approved once, and the
 // identical call then goes through on either thread; a blocked call names its incident.
 
-const cp = await startTestControlPlane(t);
-const owner = await signUp(cp);
-const em = await memberWithRole(cp, owner, 'EM');
-const dev = await memberWithRole(cp, owner, 'DEVELOPER');
-await api(cp, 'PUT', '/workspace/settings', { token: owner.accessToken, body: { reviewHoldBypassEnabled: true, reviewHoldBypassTtlMinutes: 10 } });
-const gateway = (await api(cp, 'POST', '/gateways', { token: owner.accessToken, body: { name: 'edge' } })).body.id as string;
-
-const rules = await compileRules(t, ['force-push', 'destructive-shell']);
-const wasmDir = await mkdtemp(join(tmpdir(), 'svc-io-holds-wasm-'));
-t.teardown(() => rm(wasmDir, { recursive: true, force: true }));
-for (const [name, priority] of [['destructive-shell', 10], ['force-push', 30]] as const) {
-  const installed = await svc(['policy', 'install', '--wasm', rules[name], '--name', name, '--priority', String(priority)], { SVC_WASM_DIR: wasmDir });
-  if (installed.code !== 0) throw new Error(installed.stderr);
-}
+const { cp, owner, em, dev, gateway, wasmDir } = await holdsWorkspace(t);
 const mock = await startMockProvider();
 t.teardown(() => mock.close());
 const proxy = await spawnProxy(
