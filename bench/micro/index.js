@@ -14,6 +14,7 @@ import { dlpScanBenchmark } from './dlp-scan.js';
 import { inspectBenchmark } from './inspect.js';
 import { loopDetectionBenchmark } from './loop-detection.js';
 import { sseFramerBenchmark } from './sse-framer.js';
+import { streamRedactorBenchmark } from './stream-redactor.js';
 import { toolPoisoningBenchmark } from './tool-poisoning.js';
 import { traceIdBenchmark } from './trace-id.js';
 import { traceJournalBenchmark } from './trace-journal.js';
@@ -32,6 +33,7 @@ import { injectionBenchmark } from '../detection/injection.js';
 /** @type {MicroBenchmark[]} */
 export const MICRO_BENCHMARKS = [
   sseFramerBenchmark,
+  streamRedactorBenchmark,
   traceIdBenchmark,
   traceJournalBenchmark,
   inspectBenchmark,

@@ -3,6 +3,7 @@
  * Throughput of the proxy's SSE framing: `SseFramer.push` over ~50 MB of OpenAI chat stream
  * text, cut at random byte offsets the way TCP reads cut it.
  */
+import { chatStream } from '../lib/chat-streams.js';
 import { seededRandom } from '../lib/random.js';
 import { medianSeconds } from './timing.js';
 
@@ -10,7 +11,6 @@ const TARGET_BYTES = 50 * 1024 * 1024;
 const MAX_READ_BYTES = 8 * 1024;
 const CONTENT_CHUNKS_PER_STREAM = 50;
 const SEED = 0x5eed;
-const WORDS = ['Sure', ',', ' here', ' is', ' the', ' refactored', ' function', ':\n\n```ts\n', 'export', ' const', ' cache', ' =', ' new', ' Map', '();\n```', '.'];
 
 /** @type {import('./index.js').MicroBenchmark} */
 export const sseFramerBenchmark = {
@@ -53,34 +53,12 @@ function chatStreams(bytes) {
   const events = [];
   let size = 0;
   for (let stream = 0; size < bytes; stream++) {
-    for (const event of chatStream(stream)) {
+    for (const event of chatStream(stream, CONTENT_CHUNKS_PER_STREAM)) {
       events.push(event);
       size += event.length;
     }
   }
   return Buffer.from(events.join(''));
-}
-
-/** @param {number} n */
-function* chatStream(n) {
-  const head = {
-    id: `chatcmpl-B9MHDbslfkBeAs8l4bebGdF${String(n).padStart(6, '0')}`,
-    object: 'chat.completion.chunk',
-    created: 1741570283,
-    model: 'gpt-4o-mini-2024-07-18',
-    service_tier: 'default',
-    system_fingerprint: 'fp_06737a9306',
-  };
-  /**
-   * @param {object} delta
-   * @param {string | null} finishReason
-   */
-  const chunk = (delta, finishReason) => `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] })}\n\n`;
-  yield chunk({ role: 'assistant', content: '', refusal: null }, null);
-  for (let i = 0; i < CONTENT_CHUNKS_PER_STREAM; i++) yield chunk({ content: WORDS[i % WORDS.length] }, null);
-  yield chunk({}, 'stop');
-  yield `data: ${JSON.stringify({ ...head, choices: [], usage: { prompt_tokens: 250, completion_tokens: CONTENT_CHUNKS_PER_STREAM, total_tokens: 300 } })}\n\n`;
-  yield 'data: [DONE]\n\n';
 }
 
 /**
