@@ -4,6 +4,7 @@ import { inspectBody, type Finding } from './inspect.js';
 import type { PolicyConfig } from './policy-config.js';
 import { setText, walkTexts } from './walk.js';
 import { isJsonObject } from '../lib/json.js';
+import { EventShape, literalAt, type ShapedDelta } from './event-shape.js';
 
 type Json = Record<string, unknown>;
 
@@ -23,8 +24,11 @@ const KEYWORD_WINDOW = 64;
 /** One streamed text: a choice's content, a tool call's arguments, an Anthropic content block… */
 interface Channel {
   held: string;
-  /** The last event that carried text for this channel, cloned to carry the held text at the end. */
-  template: ParsedEvent;
+  /**
+   * The last event that carried text for this channel, cloned to carry the held text at the end;
+   * as raw text when it was not parsed (it is, if and when a flush needs it).
+   */
+  template: ParsedEvent | string;
   /** Where in an event of this shape the text lives. */
   access: TextAccess;
 }
@@ -52,18 +56,37 @@ interface Delta {
   continuation?: ParsedEvent;
 }
 
-const path = (...keys: Array<string | number>): TextAccess => ({
-  get(data) {
-    let node: unknown = data;
-    for (const k of keys) node = isJsonObject(node) || Array.isArray(node) ? (node as Record<string | number, unknown>)[k] : undefined;
-    return typeof node === 'string' ? node : undefined;
-  },
-  set(data, text) {
-    let node = data as Record<string | number, unknown>;
-    for (const k of keys.slice(0, -1)) node = node[k] as Record<string | number, unknown>;
-    node[keys.at(-1)!] = text;
-  },
-});
+/** Accessors by path, made once: every event of one shape shares its accessor. */
+const ACCESSORS = new Map<string, TextAccess>();
+/** Bounds the cache: paths hold array positions, and a provider may send many choices or parts. */
+const MAX_ACCESSORS = 1024;
+
+function path(...keys: Array<string | number>): TextAccess {
+  const key = keys.join('.');
+  let access = ACCESSORS.get(key);
+  if (access === undefined) {
+    access = accessorOf(keys);
+    if (ACCESSORS.size < MAX_ACCESSORS) ACCESSORS.set(key, access);
+  }
+  return access;
+}
+
+function accessorOf(keys: ReadonlyArray<string | number>): TextAccess {
+  const parents = keys.slice(0, -1);
+  const last = keys.at(-1)!;
+  return {
+    get(data) {
+      let node: unknown = data;
+      for (const k of keys) node = isJsonObject(node) || Array.isArray(node) ? (node as Record<string | number, unknown>)[k] : undefined;
+      return typeof node === 'string' ? node : undefined;
+    },
+    set(data, text) {
+      let node = data as Record<string | number, unknown>;
+      for (const k of parents) node = node[k] as Record<string | number, unknown>;
+      node[last] = text;
+    },
+  };
+}
 
 /** The deltas of `candidates` whose text field holds a string in `data`. */
 function present(data: Json, candidates: readonly Delta[]): Delta[] {
@@ -137,23 +160,23 @@ const CHAT_DELTA_FIELDS = [
 
 function chatDeltas(choices: unknown[]): Delta[] {
   const out: Delta[] = [];
-  choices.forEach((choice: unknown, i: number) => {
-    if (!isJsonObject(choice)) return;
+  for (let i = 0; i < choices.length; i++) {
+    const choice = choices[i];
+    if (!isJsonObject(choice)) continue;
     const n = typeof choice.index === 'number' ? choice.index : i;
     if (typeof choice.text === 'string') out.push({ channel: `choice.${n}`, access: path('choices', i, 'text') });
     const delta = choice.delta;
-    if (!isJsonObject(delta)) return;
+    if (!isJsonObject(delta)) continue;
     for (const [field, suffix] of CHAT_DELTA_FIELDS) {
       if (typeof delta[field] === 'string') out.push({ channel: `choice.${n}${suffix}`, access: path('choices', i, 'delta', field) });
     }
-    if (Array.isArray(delta.tool_calls)) {
-      delta.tool_calls.forEach((call: unknown, j: number) => {
-        if (isJsonObject(call) && isJsonObject(call.function) && typeof call.function.arguments === 'string') {
-          out.push({ channel: `choice.${n}.tool.${String(call.index ?? j)}`, access: path('choices', i, 'delta', 'tool_calls', j, 'function', 'arguments') });
-        }
-      });
-    }
-  });
+    if (!Array.isArray(delta.tool_calls)) continue;
+    delta.tool_calls.forEach((call: unknown, j: number) => {
+      if (isJsonObject(call) && isJsonObject(call.function) && typeof call.function.arguments === 'string') {
+        out.push({ channel: `choice.${n}.tool.${String(call.index ?? j)}`, access: path('choices', i, 'delta', 'tool_calls', j, 'function', 'arguments') });
+      }
+    });
+  }
   return out;
 }
 
@@ -164,6 +187,17 @@ function deltasOf(data: Json): Delta[] {
   // OpenAI chat and legacy completions.
   if (Array.isArray(data.choices)) return chatDeltas(data.choices);
   return [];
+}
+
+const NO_CHANNELS: ReadonlySet<string> = new Set();
+
+/** Whether an event may close a channel: most events do not, and `closedBy` is not asked about them. */
+function mayClose(data: Json): boolean {
+  const type = data.type;
+  if (typeof type === 'string') {
+    if (type === 'content_block_stop' || type === 'message_stop' || type === 'message_delta' || type === 'response.completed' || type.endsWith('.done')) return true;
+  }
+  return Array.isArray(data.choices) && data.choices.some((c) => isJsonObject(c) && c.finish_reason != null);
 }
 
 /** Channels an event closes: their held text must go out before it, or with it. */
@@ -230,20 +264,13 @@ function parseEvent(raw: string): ParsedEvent | null {
   }
 }
 
-/**
- * The raw event with the JSON string `from` replaced by `to`, or null when that cannot be done
- * with certainty: `from` must appear once, as a whole string value (after a colon), written the way
- * JSON.stringify writes it. Editing in place keeps every other byte of the provider's event and
- * costs a fraction of serialising the parsed event again; the fallback serialises.
- */
-function spliceString(raw: string, from: string, to: string): string | null {
-  const literal = JSON.stringify(from);
-  const at = raw.indexOf(literal);
-  if (at < 0 || raw.indexOf(literal, at + 1) >= 0) return null;
-  let before = at - 1;
-  while (before >= 0 && (raw[before] === ' ' || raw[before] === '\t')) before--;
-  if (raw[before] !== ':') return null;
-  return raw.slice(0, at) + JSON.stringify(to) + raw.slice(at + literal.length);
+/** The text an event shape is verified with: no provider sends it. */
+const PROBE_TEXT = '\u0000svc-shape-probe\u0000';
+
+/** A run of events of one shape and the delta they carry. */
+interface ShapedRun {
+  readonly shape: EventShape;
+  readonly delta: Delta;
 }
 
 function serialise(event: ParsedEvent): string {
@@ -265,6 +292,8 @@ export class StreamRedactor {
   private readonly hold: number;
   /** SSN or phone detection is on: both accept bare digits right after a keyword. */
   private readonly keywordAnchored: boolean;
+  /** The shape of the last event that carried one delta and closed nothing: the next are matched as text. */
+  private run: ShapedRun | null = null;
 
   constructor(private readonly policy: PolicyConfig) {
     const engines = enginesFor(policy);
@@ -284,17 +313,10 @@ export class StreamRedactor {
     const text = events.toString('utf8');
     let out = '';
     let changed = false;
-    for (const raw of text.split(/\n\n|\r\n\r\n/)) {
+    const crlf = text.includes('\r');
+    for (const raw of crlf ? text.split(/\n\n|\r\n\r\n/) : text.split('\n\n')) {
       if (raw.trim() === '') continue;
-      const event = parseEvent(raw.replace(/\r\n/g, '\n'));
-      if (event === null) {
-        // Whatever is still held belongs before the end of the stream, where a client still reads it.
-        const held = DONE.test(raw) ? this.flushAll() : '';
-        if (held !== '') changed = true;
-        out += held + raw + '\n\n';
-        continue;
-      }
-      const rewritten = this.rewrite(event, raw);
+      const rewritten = this.rewriteRaw(raw, crlf);
       if (rewritten === null) out += raw + '\n\n';
       else {
         out += rewritten;
@@ -304,10 +326,47 @@ export class StreamRedactor {
     return changed ? Buffer.from(out) : events;
   }
 
-  /** Returns the new text of the event (with any flushed channels before it), or null when unchanged. */
-  private rewrite(event: ParsedEvent, raw: string): string | null {
+  /** The new text of one event (with any flushed channels before it), or null when it goes out unchanged. */
+  private rewriteRaw(raw: string, crlf: boolean): string | null {
+    const shaped = crlf || this.run === null ? null : this.run.shape.match(raw);
+    if (shaped !== null && this.verified(this.run!)) return this.rewriteShaped(raw, shaped, this.run!);
+    const event = parseEvent(crlf ? raw.replace(/\r\n/g, '\n') : raw);
+    if (event !== null) return this.rewrite(event, raw, !crlf);
+    // Whatever is still held belongs before the end of the stream, where a client still reads it.
+    const held = DONE.test(raw) ? this.flushAll() : '';
+    return held === '' ? null : held + raw + '\n\n';
+  }
+
+  /** An event of the run's shape: its delta taken in without parsing the event, and edited in place. */
+  private rewriteShaped(raw: string, shaped: ShapedDelta, run: ShapedRun): string | null {
+    const released = this.admit(run.delta, raw, shaped.text, false);
+    return released === shaped.text ? null : raw.slice(0, shaped.start) + JSON.stringify(released) + raw.slice(shaped.end) + '\n\n';
+  }
+
+  /** A shape is trusted once an event built from it parses to the one delta, at the hole, closing nothing. */
+  private verified(run: ShapedRun): boolean {
+    if (run.shape.verified) return true;
+    const probe = parseEvent(run.shape.probe(PROBE_TEXT));
+    const deltas = probe === null ? [] : deltasOf(probe.data);
+    const only = deltas.length === 1 ? deltas[0]! : null;
+    run.shape.verified =
+      only !== null &&
+      only.channel === run.delta.channel &&
+      only.continuation === undefined &&
+      only.access.get(probe!.data) === PROBE_TEXT &&
+      !mayClose(probe!.data) &&
+      !carriesFullText(probe!.data);
+    if (!run.shape.verified) this.run = null;
+    return run.shape.verified;
+  }
+
+  /**
+   * Returns the new text of a parsed event (with any flushed channels before it), or null when
+   * unchanged. An event that carries one delta and closes nothing starts a run of its shape.
+   */
+  private rewrite(event: ParsedEvent, raw: string, shapeable: boolean): string | null {
     const deltas = deltasOf(event.data);
-    const closing = new Set(closedBy(event.data, new Set([...this.channels.keys(), ...deltas.map((d) => d.channel)])));
+    const closing = mayClose(event.data) ? new Set(closedBy(event.data, new Set([...this.channels.keys(), ...deltas.map((d) => d.channel)]))) : NO_CHANNELS;
     let prefix = '';
     // A channel whose last delta rides in the closing event (a chat chunk with both content and
     // finish_reason) goes out in that event, whole: the held text and the delta are scanned together.
@@ -316,8 +375,10 @@ export class StreamRedactor {
     /** The one text this event changed, while it is the only change: the raw event can be edited in place. */
     let edit: { from: string; to: string } | null = null;
     let edits = 0;
+    let first: string | undefined;
     for (const d of deltas) {
       const incoming = d.access.get(event.data)!;
+      first ??= incoming;
       const released = this.admit(d, event, incoming, closing.has(d.channel));
       if (released !== incoming) {
         d.access.set(event.data, released);
@@ -325,17 +386,25 @@ export class StreamRedactor {
         if (edits++ === 0) edit = { from: incoming, to: released };
       }
     }
-    if (carriesFullText(event.data) && this.redactFullText(event.data)) {
+    const fullText = carriesFullText(event.data);
+    if (fullText && this.redactFullText(event.data)) {
       changed = true;
       edits = 2;
     }
+    const startsRun = shapeable && deltas.length === 1 && deltas[0]!.continuation === undefined && closing.size === 0 && !fullText;
+    // The literal of the one changed (or the one carried) text, found in the raw event once: to
+    // edit the event in place, which keeps every other byte of the provider's event and costs a
+    // fraction of serialising it again, and as the shape of the run the event starts.
+    const literal = edits === 1 ? JSON.stringify(edit!.from) : startsRun ? JSON.stringify(first) : null;
+    const at = literal === null ? -1 : literalAt(raw, literal);
+    if (startsRun) this.run = at < 0 ? null : { shape: EventShape.around(raw, at, at + literal!.length), delta: deltas[0]! };
     if (!changed) return null;
-    const spliced = edits === 1 ? spliceString(raw, edit!.from, edit!.to) : null;
-    return prefix + (spliced !== null ? spliced + '\n\n' : serialise(event));
+    const spliced = edits === 1 && at >= 0 ? raw.slice(0, at) + JSON.stringify(edit!.to) + raw.slice(at + literal!.length) + '\n\n' : null;
+    return prefix + (spliced ?? serialise(event));
   }
 
   /** Takes a delta into its channel and returns what may be released now: all of it when the event closes the channel. */
-  private admit(delta: Delta, event: ParsedEvent, incoming: string, closing: boolean): string {
+  private admit(delta: Delta, event: ParsedEvent | string, incoming: string, closing: boolean): string {
     const name = delta.channel;
     // Only referenced: the event is cloned if and when a flush needs it as a template.
     const template = delta.continuation ?? event;
@@ -424,7 +493,8 @@ export class StreamRedactor {
     this.channels.delete(name);
     if (channel === undefined || channel.held === '' || this.blockedBy !== null) return '';
     const text = this.release(channel.held, this.dlp.scan(channel.held));
-    const event = { name: channel.template.name, data: structuredClone(channel.template.data) };
+    const template = channel.template;
+    const event = typeof template === 'string' ? parseEvent(template)! : { name: template.name, data: structuredClone(template.data) };
     asContinuation(event.data);
     channel.access.set(event.data, text);
     return serialise(event);

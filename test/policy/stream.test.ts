@@ -210,3 +210,53 @@ t.test('an event whose text cannot be found once, as a value, is written again f
   const second = r.push(Buffer.from(escaped)).toString();
   t.same(JSON.parse(second.slice(6)), { choices: [{ index: 0, delta: { content: 'janecafé ' } }] });
 });
+
+t.test('runs of one shape: deltas read as text are redacted exactly as parsed ones, and each event keeps its own bytes', async (t) => {
+  const obfuscated = (content: string, obfuscation: string, finishReason: string | null = null) =>
+    `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1741570283, choices: [{ index: 0, delta: { content }, finish_reason: finishReason }], obfuscation })}\n\n`;
+  const frames = [obfuscated('Your card ', 'aB'), obfuscated('is 4539 14', 'k3Zq9'), obfuscated('88 0343 ', ''), obfuscated('6467, keep ', 'x'), obfuscated('it safe.', 'yy'), obfuscated('', 'zz', 'stop'), 'data: [DONE]\n\n'];
+  const r = new StreamRedactor(policy());
+  const { text, raw } = run(r, frames);
+  t.equal(text, 'Your card is [REDACTED:pii.card], keep it safe.');
+  t.notMatch(raw, /4539|6467/);
+  t.same(
+    raw.split('\n\n').filter((e) => e.startsWith('data: {')).map((e) => (JSON.parse(e.slice(6)) as { obfuscation: string }).obfuscation),
+    ['aB', 'k3Zq9', '', 'x', 'yy', 'zz'],
+    "every event keeps its own padding",
+  );
+
+  const code = new StreamRedactor(policy({ piiDetectors: { 'pii.email': 'redact' } }));
+  const lines = run(code, [chunk('const a = "x";\n// mail '), chunk('jane.doe@exa'), chunk('mple.com\n'), chunk('return "\\\\ok";\n'), finish]);
+  t.equal(lines.text, 'const a = "x";\n// mail [REDACTED:pii.email]\nreturn "\\\\ok";\n', 'escaped quotes, backslashes and newlines');
+});
+
+t.test('Responses runs: each delta keeps its sequence number, and held text goes out with the last one seen', async (t) => {
+  const delta = (text: string, sequence: number) =>
+    `event: response.output_text.delta\ndata: ${JSON.stringify({ type: 'response.output_text.delta', item_id: 'msg_1', output_index: 0, content_index: 0, delta: text, sequence_number: sequence })}\n\n`;
+  const r = new StreamRedactor(policy());
+  const { text, raw } = run(r, [
+    delta('Card 4539 ', 4),
+    delta('1488 0343 ', 5),
+    delta('6467 ok, ', 6),
+    delta('call +1 415', 7),
+    ev('response.output_text.done', { item_id: 'msg_1', output_index: 0, content_index: 0, text: 'Card 4539 1488 0343 6467 ok, call +1 415', sequence_number: 8 }),
+  ]);
+  t.equal(text, 'Card [REDACTED:pii.card] ok, call +1 415');
+  t.notMatch(raw, /4539|6467/);
+  const sequences = raw.split('\n\n').filter((e) => e.includes('"response.output_text.delta"')).map((e) => (JSON.parse(e.split('data: ')[1]!) as { sequence_number: number }).sequence_number);
+  t.same(sequences, [4, 5, 6, 7, 7], 'the held text is flushed as a continuation of the last delta event');
+});
+
+t.test('two choices streamed in turn keep their texts apart', async (t) => {
+  const choice = (index: number, content: string) =>
+    `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index, delta: { content }, finish_reason: null }] })}\n\n`;
+  const r = new StreamRedactor(policy());
+  const out = run(r, [choice(0, 'A: 4539 1488 '), choice(1, 'B: 0343 6467 '), choice(0, '0343 6467 done'), choice(1, 'nothing'), choice(0, ' more'), finish]).raw;
+  const texts = ['', ''];
+  for (const e of out.split('\n\n')) {
+    if (!e.startsWith('data: {')) continue;
+    const c = (JSON.parse(e.slice(6)) as { choices: Array<{ index: number; delta: { content?: string } }> }).choices[0]!;
+    texts[c.index] += c.delta.content ?? '';
+  }
+  t.same(texts, ['A: [REDACTED:pii.card] done more', 'B: 0343 6467 nothing'], 'a card is never assembled from two choices');
+});
