@@ -92,18 +92,27 @@ export function parseSseEvents(events: Buffer): SseEvent[] {
 }
 
 const DATA_PREFIX = 'data:';
+const NEWLINE = 0x0a;
 
-/** The JSON payloads of the `data:` lines in a run of complete events that mention `needle`. */
+/**
+ * The JSON payloads of the `data:` lines in a run of complete events that mention `needle`. Only
+ * those lines are decoded: the needle (a usage key) is in one event of a whole stream.
+ */
 export function dataLinesContaining(events: Buffer, needle: string): unknown[] {
-  if (events.indexOf(needle) < 0) return [];
   const out: unknown[] = [];
-  for (const line of events.toString('utf8').split('\n')) {
-    if (!line.startsWith(DATA_PREFIX) || !line.includes(needle)) continue;
-    try {
-      out.push(JSON.parse(line.slice(DATA_PREFIX.length)));
-    } catch {
-      // Not JSON ([DONE] and the like): nothing to read.
+  for (let at = events.indexOf(needle); at >= 0; ) {
+    const start = events.lastIndexOf(NEWLINE, at) + 1;
+    const newline = events.indexOf(NEWLINE, at);
+    const end = newline < 0 ? events.length : newline;
+    const line = events.toString('utf8', start, end);
+    if (line.startsWith(DATA_PREFIX)) {
+      try {
+        out.push(JSON.parse(line.slice(DATA_PREFIX.length)));
+      } catch {
+        // Not JSON ([DONE] and the like): nothing to read.
+      }
     }
+    at = newline < 0 ? -1 : events.indexOf(needle, newline);
   }
   return out;
 }

@@ -35,6 +35,8 @@ t.test('dataLinesContaining parses only the data lines that mention the needle',
   t.same(dataLinesContaining(events, '"usage"'), [{ usage: { prompt_tokens: 3 } }]);
   t.same(dataLinesContaining(b('data: {"x":1}\n\n'), '"usage"'), []);
   t.same(dataLinesContaining(b('data: {"usage": broken\n\n'), '"usage"'), [], 'unparseable lines are skipped');
+  const many = b('event: message_delta\r\ndata: {"usage":{"output_tokens":1}, "note":"usage"}\r\n\r\n: "usage" in a comment\n\ndata: {"usage":{"output_tokens":2}}');
+  t.same(dataLinesContaining(many, '"usage"'), [{ usage: { output_tokens: 1 }, note: 'usage' }, { usage: { output_tokens: 2 } }], 'each line once, CRLF lines, the last line without its newline; other fields ignored');
 });
 
 t.test('parseSseEvents reads each event: name, JSON data, raw text', async (t) => {
