@@ -132,11 +132,33 @@ export function buildTarget(
       }
     }
   }
-  const url = new URL(base + path);
+  const url = parsedUrl(base + path);
   return {
     origin: url.origin,
-    path: withClientQuery(url.pathname + url.search, clientQuery),
-    host: url.hostname,
+    path: withClientQuery(url.pathAndQuery, clientQuery),
+    host: url.host,
     authHeaders: authFor(wire, provider.id, key),
   };
+}
+
+interface ParsedUrl {
+  readonly origin: string;
+  readonly pathAndQuery: string;
+  readonly host: string;
+}
+
+/** Upstream URLs parsed once each: a config has a handful (a route per provider, a deployment per model). */
+const PARSED_URLS = new Map<string, ParsedUrl>();
+/** Deployment names come from clients' model names: past this many, the cache starts over. */
+const MAX_PARSED_URLS = 256;
+
+function parsedUrl(text: string): ParsedUrl {
+  let parsed = PARSED_URLS.get(text);
+  if (parsed === undefined) {
+    const url = new URL(text);
+    parsed = { origin: url.origin, pathAndQuery: url.pathname + url.search, host: url.hostname };
+    if (PARSED_URLS.size >= MAX_PARSED_URLS) PARSED_URLS.clear();
+    PARSED_URLS.set(text, parsed);
+  }
+  return parsed;
 }
