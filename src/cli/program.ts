@@ -2,22 +2,9 @@ import { Command } from 'commander';
 import { StartupError } from '../lib/errors.js';
 import { VERSION } from '../lib/version.js';
 import type { ControlPlaneFlags } from './controlplane-command.js';
-import { registerPolicyCommands } from './policy-command.js';
-import { registerDecide } from './decide-command.js';
-import { registerDecisionCommands } from './decision-command.js';
-import { registerMcpCommands } from './mcp-command.js';
-import { registerGateCommands } from './gate-command.js';
-import { registerLoginCommands } from './login-command.js';
-import { registerExecCommand } from './exec-command.js';
-import { registerConnectCommands } from './connect-command.js';
-import { registerInitCommand } from './init-command.js';
-import { registerDaemonCommands } from './daemon-command.js';
-import { registerDoctorCommand } from './doctor-command.js';
-import { registerSetupCommand } from './setup-command.js';
-import { registerAdminCommands } from './admin-command.js';
-import { registerBudgetCommand } from './budget-command.js';
-import { registerSkillCommands } from './skill-command.js';
-import { registerRollbackCommand } from './rollback-command.js';
+
+/** Commands that run a server, registered without the others. */
+const SERVER_COMMANDS = new Set(['proxy', 'controlplane']);
 
 function fail(err: unknown): never {
   const message = err instanceof StartupError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
@@ -61,36 +48,8 @@ program
   .option('--mail-from <address>', 'sender of verification mail (SVC_MAIL_FROM)')
   .action((opts: ControlPlaneFlags) => import('./controlplane-command.js').then(({ runControlPlane }) => runControlPlane(opts)).catch(fail));
 
-registerDecide(program, fail);
-
-registerPolicyCommands(program, fail);
-
-registerDecisionCommands(program, fail);
-
-registerMcpCommands(program, fail);
-
-registerGateCommands(program, fail);
-
-registerLoginCommands(program, fail);
-
-registerExecCommand(program, fail);
-
-registerConnectCommands(program, fail);
-
-registerInitCommand(program, fail);
-
-registerDaemonCommands(program, fail);
-
-registerDoctorCommand(program);
-
-registerSetupCommand(program, fail);
-
-registerAdminCommands(program, fail);
-
-registerBudgetCommand(program, fail);
-
-registerSkillCommands(program, fail);
-
-registerRollbackCommand(program);
+// The servers' own command lines register alone: a proxy does not hold every other command's
+// modules (interactive prompts, the MCP SDK…) for as long as it runs, about 20 MB.
+if (!SERVER_COMMANDS.has(process.argv[2] ?? '')) (await import('./commands.js')).registerCommands(program, fail);
 
 program.parseAsync(process.argv).catch(fail);
