@@ -22,6 +22,11 @@ const PLAIN_STRING = /"[^"\\\u0000-\u001f]*"/y;
 /** A JSON string literal, escapes included: the delta's text (code streams newlines and quotes). */
 const STRING_LITERAL = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y;
 const NUMBER_TOKEN = /0|[1-9][0-9]*/y;
+/**
+ * Longer events are parsed: a regular expression walking a long literal keeps a backtracking
+ * entry per character (at 10 MB it exceeds the stack), and a delta is a few tokens.
+ */
+export const MAX_SHAPED_EVENT = 64 * 1024;
 
 /** Where a delta's text literal starts and ends in an event, and the text it holds. */
 export interface ShapedDelta {
@@ -46,6 +51,7 @@ export class EventShape {
 
   /** The delta of `raw` when it is an event of this shape, or null. */
   match(raw: string): ShapedDelta | null {
+    if (raw.length > MAX_SHAPED_EVENT) return null;
     let at = 0;
     let start = -1;
     let end = -1;
@@ -93,8 +99,8 @@ function piecesOf(text: string): Piece[] {
 }
 
 /**
- * Where the JSON string literal of `text` stands in `raw`, or -1 when that is not certain: it must
- * appear once, written the way JSON.stringify writes it, as a value (after a colon).
+ * Where `literal` (a text as JSON.stringify writes it) stands in `raw`, or -1 when that is not
+ * certain: it must appear once, as a value (after a colon).
  */
 export function literalAt(raw: string, literal: string): number {
   const at = raw.indexOf(literal);

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { EventShape, literalAt } from '../../src/policy/event-shape.js';
+import { EventShape, literalAt, MAX_SHAPED_EVENT } from '../../src/policy/event-shape.js';
 
 const chat = (content: string, extra: Record<string, unknown> = {}, index = 0) =>
   `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1741570283, choices: [{ index, delta: { content }, finish_reason: null }], ...extra })}`;
@@ -37,6 +37,7 @@ t.test('anything but the delta differing is another shape', async (t) => {
   t.equal(shape.match(chat('Hi').replace('"Hi"', '"\\x"')), null, 'an invalid escape');
   t.equal(shape.match(chat('Hi').replace('"Hi"', '"H\ti"')), null, 'a raw control character, which JSON does not allow');
   t.equal(shape.match(chat('Hi').replace('"Hi"', '123')), null, 'not a string');
+  t.equal(shape.match(chat('x'.repeat(MAX_SHAPED_EVENT))), null, 'an event past the bound, which is parsed instead');
 });
 
 t.test("OpenAI's obfuscation padding and the Responses API's sequence_number may differ from event to event", async (t) => {

@@ -225,6 +225,11 @@ t.test('runs of one shape: deltas read as text are redacted exactly as parsed on
     "every event keeps its own padding",
   );
 
+  const huge = new StreamRedactor(policy());
+  const long = 'ab\n'.repeat(4_000_000);
+  const big = run(huge, [chunk('short '), chunk(`${long} card ${CARD} end`), chunk(' after'), finish]);
+  t.equal(big.text, `short ${long} card [REDACTED:pii.card] end after`, 'a 12 MB delta between shaped ones is parsed, not matched');
+
   const code = new StreamRedactor(policy({ piiDetectors: { 'pii.email': 'redact' } }));
   const lines = run(code, [chunk('const a = "x";\n// mail '), chunk('jane.doe@exa'), chunk('mple.com\n'), chunk('return "\\\\ok";\n'), finish]);
   t.equal(lines.text, 'const a = "x";\n// mail [REDACTED:pii.email]\nreturn "\\\\ok";\n', 'escaped quotes, backslashes and newlines');
