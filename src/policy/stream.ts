@@ -267,6 +267,8 @@ function parseEvent(raw: string): ParsedEvent | null {
 /** The text an event shape is verified with: no provider sends it. */
 const PROBE_TEXT = '\u0000svc-shape-probe\u0000';
 
+const MAX_FRUITLESS_SHAPES = 4;
+
 /** A run of events of one shape and the delta they carry. */
 interface ShapedRun {
   readonly shape: EventShape;
@@ -294,6 +296,11 @@ export class StreamRedactor {
   private readonly keywordAnchored: boolean;
   /** The shape of the last event that carried one delta and closed nothing: the next are matched as text. */
   private run: ShapedRun | null = null;
+  /**
+   * Shapes made in a row that no event matched: past MAX_FRUITLESS_SHAPES the provider's events
+   * differ in more than their text, and the rest of the stream is only parsed.
+   */
+  private fruitlessShapes = 0;
 
   constructor(private readonly policy: PolicyConfig) {
     const engines = enginesFor(policy);
@@ -331,7 +338,7 @@ export class StreamRedactor {
     const shaped = crlf || this.run === null ? null : this.run.shape.match(raw);
     if (shaped !== null && this.verified(this.run!)) return this.rewriteShaped(raw, shaped, this.run!);
     const event = parseEvent(crlf ? raw.replace(/\r\n/g, '\n') : raw);
-    if (event !== null) return this.rewrite(event, raw, !crlf);
+    if (event !== null) return this.rewrite(event, raw, !crlf && this.fruitlessShapes < MAX_FRUITLESS_SHAPES);
     // Whatever is still held belongs before the end of the stream, where a client still reads it.
     const held = DONE.test(raw) ? this.flushAll() : '';
     return held === '' ? null : held + raw + '\n\n';
@@ -397,7 +404,10 @@ export class StreamRedactor {
     // fraction of serialising it again, and as the shape of the run the event starts.
     const literal = edits === 1 ? JSON.stringify(edit!.from) : startsRun ? JSON.stringify(first) : null;
     const at = literal === null ? -1 : literalAt(raw, literal);
-    if (startsRun) this.run = at < 0 ? null : { shape: EventShape.around(raw, at, at + literal!.length), delta: deltas[0]! };
+    if (startsRun) {
+      if (this.run !== null) this.fruitlessShapes = this.run.shape.verified ? 0 : this.fruitlessShapes + 1;
+      this.run = at < 0 ? null : { shape: EventShape.around(raw, at, at + literal!.length), delta: deltas[0]! };
+    }
     if (!changed) return null;
     const spliced = edits === 1 && at >= 0 ? raw.slice(0, at) + JSON.stringify(edit!.to) + raw.slice(at + literal!.length) + '\n\n' : null;
     return prefix + (spliced ?? serialise(event));

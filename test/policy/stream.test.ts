@@ -225,6 +225,12 @@ t.test('runs of one shape: deltas read as text are redacted exactly as parsed on
     "every event keeps its own padding",
   );
 
+  const stamped = (content: string, created: number) =>
+    `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created, choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
+  const varying = new StreamRedactor(policy());
+  const split = ['Card ', '4539 1488', ' 0343 6467', ' ok', ' and', ' more', ' words', ' here'].map((piece, i) => stamped(piece, 1741570283 + i));
+  t.equal(run(varying, [...split, finish]).text, 'Card [REDACTED:pii.card] ok and more words here', 'events that differ in more than their text are parsed, each');
+
   const huge = new StreamRedactor(policy());
   const long = 'ab\n'.repeat(4_000_000);
   const big = run(huge, [chunk('short '), chunk(`${long} card ${CARD} end`), chunk(' after'), finish]);
