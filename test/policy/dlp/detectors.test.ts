@@ -156,6 +156,10 @@ tap.test('email: ICANN public suffixes only', async (t) => {
     ['user@localhost', 'x@y.invalidtld', 'icon@2x.png', 'name@file.png', 'admin@server.local', 'root@10.0.0.1', 'lodash@4.17.21', 'john..doe@example.com', 'jane.@example.com', 'jane@-example.com', 'jane@example..com'],
   );
   t.same(found('write to jane@example.com.'), ['pii.email:jane@example.com'], 'a full stop ends the sentence, not the address');
+  t.same(found('write to jane@example.com.Thanks, J.'), ['pii.email:jane@example.com'], 'text running on after an address without a space');
+  t.same(found('ask ops@corp.example.co.uk.Then reply'), ['pii.email:ops@corp.example.co.uk'], 'the longest public host is the address');
+  t.same(found('ask anna@例え.jp.次'), ['pii.email:anna@例え.jp'], 'an internationalised host, cut at a label');
+  t.same(found('see x@y.invalidtld.png or icon@2x.png.bak'), [], 'no public host left once labels are dropped');
   t.same(found('<jane@example.com>'), ['pii.email:jane@example.com']);
   t.same(found('mailto:jane@example.com?subject=hi'), ['pii.email:jane@example.com']);
   t.same(found('git clone git@github.com:acme/api.git'), [], 'an SCP-style remote is no address');

@@ -24,8 +24,9 @@ export function createEmailValidator(): Validator {
     const localStart = localPartStart(bytes, start);
     const end = trimmedEnd(text);
     if (localStart === undefined || start - localStart + end > MAX_ADDRESS_LENGTH || continuesAfter(bytes, start + end)) return undefined;
-    if (!isLocalPart(bytes.toString('latin1', localStart, start)) || !isPublicHost(bytes.toString('utf8', start + 1, start + end))) return undefined;
-    return { start: localStart - start, end, confidence: CONFIDENCE };
+    if (!isLocalPart(bytes.toString('latin1', localStart, start))) return undefined;
+    const hostEnd = publicHostEnd(candidate, end);
+    return hostEnd === 0 ? undefined : { start: localStart - start, end: hostEnd, confidence: CONFIDENCE };
   };
   return { maxConfidence: CONFIDENCE, reachesBack: true, validate };
 }
@@ -56,6 +57,18 @@ function isLocalByte(byte: number | undefined): boolean {
 
 function isLocalPart(local: string): boolean {
   return !local.startsWith('.') && !local.endsWith('.') && !local.includes('..');
+}
+
+/**
+ * Where the longest public host after the `@` ends (an offset in the candidate), or 0 when there
+ * is none: the whole host, else the host without the labels that ran on after it when text follows
+ * an address without a space (`mail ops@example.com.Thanks`).
+ */
+function publicHostEnd({ text, bytes, start }: Candidate, end: number): number {
+  for (let hostEnd = end; hostEnd > 1; hostEnd = text.lastIndexOf('.', hostEnd - 1)) {
+    if (isPublicHost(bytes.toString('utf8', start + 1, start + hostEnd))) return hostEnd;
+  }
+  return 0;
 }
 
 function isPublicHost(written: string): boolean {
