@@ -36,9 +36,6 @@ export interface ShapedDelta {
 }
 
 export class EventShape {
-  /** Whether an event of this shape was parsed and found to carry its one delta at the hole. */
-  verified = false;
-
   private constructor(private readonly pieces: readonly Piece[]) {}
 
   /**

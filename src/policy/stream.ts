@@ -273,6 +273,13 @@ const MAX_FRUITLESS_SHAPES = 4;
 interface ShapedRun {
   readonly shape: EventShape;
   readonly delta: Delta;
+  /** Whether an event of the shape was parsed and found to carry its one delta at the hole. */
+  verified: boolean;
+}
+
+/** `raw` with the literal from `start` to `end` replaced by the literal of `text`, as a whole event. */
+function withLiteral(raw: string, start: number, end: number, text: string): string {
+  return raw.slice(0, start) + JSON.stringify(text) + raw.slice(end) + '\n\n';
 }
 
 function serialise(event: ParsedEvent): string {
@@ -347,24 +354,24 @@ export class StreamRedactor {
   /** An event of the run's shape: its delta taken in without parsing the event, and edited in place. */
   private rewriteShaped(raw: string, shaped: ShapedDelta, run: ShapedRun): string | null {
     const released = this.admit(run.delta, raw, shaped.text, false);
-    return released === shaped.text ? null : raw.slice(0, shaped.start) + JSON.stringify(released) + raw.slice(shaped.end) + '\n\n';
+    return released === shaped.text ? null : withLiteral(raw, shaped.start, shaped.end, released);
   }
 
   /** A shape is trusted once an event built from it parses to the one delta, at the hole, closing nothing. */
   private verified(run: ShapedRun): boolean {
-    if (run.shape.verified) return true;
+    if (run.verified) return true;
     const probe = parseEvent(run.shape.probe(PROBE_TEXT));
     const deltas = probe === null ? [] : deltasOf(probe.data);
     const only = deltas.length === 1 ? deltas[0]! : null;
-    run.shape.verified =
+    run.verified =
       only !== null &&
       only.channel === run.delta.channel &&
       only.continuation === undefined &&
       only.access.get(probe!.data) === PROBE_TEXT &&
       !mayClose(probe!.data) &&
       !carriesFullText(probe!.data);
-    if (!run.shape.verified) this.run = null;
-    return run.shape.verified;
+    if (!run.verified) this.run = null;
+    return run.verified;
   }
 
   /**
@@ -405,11 +412,11 @@ export class StreamRedactor {
     const literal = edits === 1 ? JSON.stringify(edit!.from) : startsRun ? JSON.stringify(first) : null;
     const at = literal === null ? -1 : literalAt(raw, literal);
     if (startsRun) {
-      if (this.run !== null) this.fruitlessShapes = this.run.shape.verified ? 0 : this.fruitlessShapes + 1;
-      this.run = at < 0 ? null : { shape: EventShape.around(raw, at, at + literal!.length), delta: deltas[0]! };
+      if (this.run !== null) this.fruitlessShapes = this.run.verified ? 0 : this.fruitlessShapes + 1;
+      this.run = at < 0 ? null : { shape: EventShape.around(raw, at, at + literal!.length), delta: deltas[0]!, verified: false };
     }
     if (!changed) return null;
-    const spliced = edits === 1 && at >= 0 ? raw.slice(0, at) + JSON.stringify(edit!.to) + raw.slice(at + literal!.length) + '\n\n' : null;
+    const spliced = edits === 1 && at >= 0 ? withLiteral(raw, at, at + literal!.length, edit!.to) : null;
     return prefix + (spliced ?? serialise(event));
   }
 
