@@ -1,5 +1,6 @@
 // The default rule (`svc policy compile` with no --src): the three example checks in one module.
 // Each also compiles alone from assembly/rules/.
+import { shellCommands } from "./checks/command";
 import { checkDestructiveShell } from "./checks/destructive-shell";
 import { checkForcePush } from "./checks/force-push";
 import { checkLatestImage } from "./checks/latest-image";
@@ -12,9 +13,11 @@ export function svc_kinds(): i32 {
 }
 
 export function svc_evaluate(): i32 {
-  let verdict = checkDestructiveShell();
+  // The call's commands are split once and handed to each check.
+  const all = shellCommands();
+  let verdict = checkDestructiveShell(all);
   if (verdict != Verdict.Allow) return verdict;
-  verdict = checkLatestImage();
+  verdict = checkLatestImage(all);
   if (verdict != Verdict.Allow) return verdict;
-  return checkForcePush();
+  return checkForcePush(all);
 }

@@ -1,7 +1,6 @@
 // Refuses `rm -rf /` and its variants: -r/-R/--recursive in any flag cluster or order, through
 // sudo/env/xargs, aimed at the filesystem root, the home folder or everything under them.
 import { allow, baseName, block, commandStart } from "../sdk";
-import { shellCommands } from "./command";
 
 function isRootLike(target: string): bool {
   let t = target;
@@ -18,8 +17,8 @@ function isRecursiveFlag(word: string): bool {
   return word.includes("r") || word.includes("R");
 }
 
-export function checkDestructiveShell(): i32 {
-  const all = shellCommands();
+/** `all` is the call's `shellCommands()`. */
+export function checkDestructiveShell(all: string[][]): i32 {
   for (let i = 0; i < all.length; i++) {
     const cmd = all[i];
     const start = commandStart(cmd);

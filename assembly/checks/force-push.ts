@@ -2,7 +2,6 @@
 // (main, master, production, release/*) until a person approves it. A forced push that names no
 // branch goes to whatever is checked out, which may be protected: it is held too.
 import { allow, baseName, commandStart, hold } from "../sdk";
-import { shellCommands } from "./command";
 
 function isProtected(branch: string): bool {
   let b = branch;
@@ -22,8 +21,8 @@ function takesValue(option: string): bool {
   return option == "-C" || option == "-c" || option == "--git-dir" || option == "--work-tree" || option == "--namespace";
 }
 
-export function checkForcePush(): i32 {
-  const all = shellCommands();
+/** `all` is the call's `shellCommands()`. */
+export function checkForcePush(all: string[][]): i32 {
   for (let i = 0; i < all.length; i++) {
     const cmd = all[i];
     const start = commandStart(cmd);

@@ -1,7 +1,6 @@
 // Refuses deploys of container images tagged `latest` (or untagged, which means latest): an
 // `image` argument, or an image reference in a deploy command (kubectl, helm, docker, gcloud run…).
 import { allow, argument, baseName, block, commandStart, Kind, kind, toolName } from "../sdk";
-import { shellCommands } from "./command";
 
 /** `repo/app:latest`, or `repo/app` with no tag and no digest. */
 function isLatest(image: string): bool {
@@ -25,13 +24,13 @@ function namesLatest(word: string): bool {
 
 const DEPLOY_TOOLS: string[] = ["kubectl", "helm", "docker", "podman", "gcloud", "flyctl", "fly", "nomad", "skaffold", "kustomize"];
 
-export function checkLatestImage(): i32 {
+/** `all` is the call's `shellCommands()`. */
+export function checkLatestImage(all: string[][]): i32 {
   if (kind() != Kind.ToolCall) return allow();
   const image = argument("image");
   if (image != null && toolName().toLowerCase().includes("deploy") && isLatest(image)) {
     return block("deploy of an unpinned image: " + image + " (pin a version tag or digest)");
   }
-  const all = shellCommands();
   for (let i = 0; i < all.length; i++) {
     const cmd = all[i];
     const start = commandStart(cmd);

@@ -1,4 +1,5 @@
 import { checkDestructiveShell } from "../checks/destructive-shell";
+import { shellCommands } from "../checks/command";
 import { Kinds } from "../sdk";
 export { svc_abi_version } from "../sdk";
 
@@ -8,5 +9,5 @@ export function svc_kinds(): i32 {
 }
 
 export function svc_evaluate(): i32 {
-  return checkDestructiveShell();
+  return checkDestructiveShell(shellCommands());
 }

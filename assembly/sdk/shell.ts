@@ -9,6 +9,9 @@ const BACKSLASH: i32 = 0x5c;
 const SINGLE_QUOTE: i32 = 0x27;
 const DOUBLE_QUOTE: i32 = 0x22;
 const HASH: i32 = 0x23;
+const SLASH: i32 = 0x2f;
+const DASH: i32 = 0x2d;
+const EQUALS: i32 = 0x3d;
 
 function isBlank(c: i32): bool {
   return c == SPACE || c == TAB || c == CR;
@@ -116,8 +119,22 @@ export function words(line: string): string[] {
 
 /** The last path component: `/usr/bin/rm` → `rm`. */
 export function baseName(word: string): string {
-  const slash = word.lastIndexOf("/");
-  return slash < 0 ? word : word.substring(slash + 1);
+  for (let i = word.length - 1; i >= 0; i--) {
+    if (word.charCodeAt(i) == SLASH) return word.substring(i + 1);
+  }
+  return word;
+}
+
+/** Whether `word` holds the character `c` (a scan, cheaper than a search for a one-character string). */
+function hasChar(word: string, c: i32): bool {
+  for (let i = 0; i < word.length; i++) {
+    if (word.charCodeAt(i) == c) return true;
+  }
+  return false;
+}
+
+function isOption(word: string): bool {
+  return word.length > 0 && word.charCodeAt(0) == DASH;
 }
 
 /** Whether `option` of the wrapper `wrapper` takes the next word as its value (`sudo -u root`). */
@@ -131,8 +148,21 @@ function takesValue(wrapper: string, option: string): bool {
   return false;
 }
 
+// The name tests below switch on the length first: most words are no candidate's length, and a
+// string comparison is a call.
 function isWrapper(word: string): bool {
-  return word == "sudo" || word == "doas" || word == "env" || word == "nohup" || word == "xargs" || word == "command" || word == "exec" || word == "time" || word == "nice";
+  switch (word.length) {
+    case 3:
+      return word == "env";
+    case 4:
+      return word == "sudo" || word == "doas" || word == "exec" || word == "time" || word == "nice";
+    case 5:
+      return word == "nohup" || word == "xargs";
+    case 7:
+      return word == "command";
+    default:
+      return false;
+  }
 }
 
 /**
@@ -145,12 +175,12 @@ export function commandStart(cmd: string[]): i32 {
     const w = baseName(cmd[i]);
     if (isWrapper(w)) {
       i++;
-      while (i < cmd.length && (cmd[i].startsWith("-") || cmd[i].includes("="))) {
+      while (i < cmd.length && (isOption(cmd[i]) || hasChar(cmd[i], EQUALS))) {
         i += takesValue(w, cmd[i]) ? 2 : 1;
       }
       continue;
     }
-    if (cmd[i].includes("=") && !cmd[i].startsWith("-")) {
+    if (hasChar(cmd[i], EQUALS) && !isOption(cmd[i])) {
       i++;
       continue;
     }
@@ -160,7 +190,16 @@ export function commandStart(cmd: string[]): i32 {
 }
 
 function isShell(program: string): bool {
-  return program == "sh" || program == "bash" || program == "zsh" || program == "dash" || program == "ksh" || program == "ash" || program == "fish";
+  switch (program.length) {
+    case 2:
+      return program == "sh";
+    case 3:
+      return program == "zsh" || program == "ksh" || program == "ash";
+    case 4:
+      return program == "bash" || program == "dash" || program == "fish";
+    default:
+      return false;
+  }
 }
 
 /**

@@ -105,6 +105,7 @@ function wat(text: string): Uint8Array<ArrayBuffer> {
 const examples = await compileRules(t, ['index', 'destructive-shell', 'latest-image', 'force-push', 'infinite-loop', 'loops-at-start']);
 const own = await compileSources(['recursion', 'calls', 'burn', 'allocate']);
 const bytesOf = async (path: string) => new Uint8Array(await readFile(path));
+const bytesByName: Partial<Record<keyof typeof examples, Uint8Array>> = Object.fromEntries(await Promise.all(Object.entries(examples).map(async ([name, path]) => [name, await bytesOf(path)])));
 
 function setOf(...rules: Array<[name: string, bytes: Uint8Array]>): RuleSetSnapshot {
   return buildSnapshot(rules.map(([name, bytes], i) => ({ name, priority: 10 * (i + 1), sha256: sha256(bytes), bytes })));
@@ -295,6 +296,22 @@ t.test('metering keeps every example rule\'s verdicts', async (t) => {
     t.same(answers.metered, answers.plain, `${name}: the same verdicts on ${calls.length} calls`);
     t.ok(answers.plain.filter((a) => a.action !== 'allow').length >= 3, `${name} refuses some of them`);
   }
+});
+
+t.test('the combined example rule splits a call\'s commands once, for all three checks', async (t) => {
+  // 2,000 one-letter commands: splitting the line is nearly all of each check's work.
+  const call = shellCall('x;'.repeat(2000));
+  const spent = (name: keyof typeof examples) => {
+    const instance = meteredInstance(bytesByName[name]!, MAX_FUEL);
+    t.equal(instance.evaluate(new Subject(call)).action, 'allow');
+    return instance.spent;
+  };
+  const single = Math.max(spent('destructive-shell'), spent('latest-image'), spent('force-push'));
+  const combined = spent('index');
+  t.ok(combined < 1.6 * single, `the three checks together spend ${combined}, one alone up to ${single}`);
+  const decision = await runner(t).evaluate(setOf(['index', bytesByName.index!]), call);
+  t.same(decision.failures, [], 'within the default fuel');
+  t.equal(decision.action, 'allow');
 });
 
 t.test('a module binaryen cannot read, or that uses what is not metered, is refused at install and load', async (t) => {
