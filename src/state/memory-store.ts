@@ -59,7 +59,10 @@ export class MemoryStore implements Store {
   private sweptAt = 0;
 
   constructor(opts: MemoryStoreOptions = {}) {
-    this.ledgerOptions = resolveLedgerOptions(opts);
+    // Nothing it settles is ever replayed (no queue, nothing kept across a restart), so a settled id
+    // is remembered as long as a reservation lives, not the day RedisStore keeps for replays: a day
+    // of ids at 100 requests a second would hold most of a gigabyte.
+    this.ledgerOptions = resolveLedgerOptions({ settledTtlMs: 0, ...opts });
     this.cache = new LruCache(opts.cacheMaxBytes ?? 64 * 1024 * 1024);
   }
 

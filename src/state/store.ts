@@ -119,7 +119,11 @@ export interface Store {
 export interface LedgerOptions {
   /** How long an unsettled reservation holds budget (a crashed proxy's requests). Default 15 minutes. */
   reservationTtlMs?: number;
-  /** How long a settled id is remembered, so a repeated or replayed settle adds nothing. Default 24 hours. */
+  /**
+   * How long a settled id is remembered, so a repeated or replayed settle adds nothing; never less
+   * than the reservation TTL. Default 24 hours for RedisStore (its replays may come after an
+   * outage or a restart), the reservation TTL for MemoryStore (nothing it settles is replayed).
+   */
   settledTtlMs?: number;
 }
 

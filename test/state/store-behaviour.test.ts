@@ -169,6 +169,19 @@ t.test('MemoryStore', async (t) => {
     t.same(store.health(), { kind: 'memory', connected: true });
     return store;
   });
+
+  t.test('remembers a settled id as long as a reservation lives, not a day: nothing it settles is replayed', async (t) => {
+    const store = new MemoryStore({ reservationTtlMs: 60_000 });
+    t.teardown(() => store.close());
+    const ws = workspace();
+    const settle = (now: number) => store.settle({ workspace: ws, id: 'a', actualUsd: 0.1, now });
+    await store.reserve({ workspace: ws, id: 'a', amountUsd: 1, dailyCapUsd: 10, enforce: true, now: NOON });
+    await settle(NOON);
+    await settle(NOON + 59_999);
+    t.equal((await store.snapshot(ws, NOON + 59_999)).spentTodayUsd, 0.1, 'a repeat within the window adds nothing');
+    await settle(NOON + 60_000);
+    t.equal((await store.snapshot(ws, NOON + 60_000)).spentTodayUsd, 0.2, 'past it the id is forgotten');
+  });
 });
 
 t.test('RedisStore', async (t) => {
