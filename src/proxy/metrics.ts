@@ -1,4 +1,5 @@
-import { AggregatorRegistry, Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Aggregator } from 'prom-client';
+import { AggregatorRegistry, Gauge, Registry, collectDefaultMetrics, type Aggregator } from 'prom-client';
+import { SeriesCounter, SeriesHistogram, type CounterSeries, type HistogramSeries } from './metric-series.js';
 import type { TraceRecord } from '../traces/trace.js';
 
 /** One thread's metric values (prom-client's JSON form), as sent to the thread that renders them all. */
@@ -25,16 +26,16 @@ const UPSTREAM_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 1
  */
 export class ProxyMetrics {
   readonly registry = new Registry();
-  private readonly requests: Counter<'route' | 'enforcement' | 'status'>;
-  private readonly overhead: Histogram<'route' | 'stream'>;
-  private readonly upstream: Histogram<'provider' | 'stream'>;
-  private readonly tokens: Counter<'provider' | 'direction'>;
-  private readonly cost: Counter<'provider'>;
-  private readonly requestChildren = new Map<string, ReturnType<ProxyMetrics['requests']['labels']>>();
-  private readonly overheadChildren = new Map<string, ReturnType<ProxyMetrics['overhead']['labels']>>();
-  private readonly upstreamChildren = new Map<string, ReturnType<ProxyMetrics['upstream']['labels']>>();
-  private readonly tokenChildren = new Map<string, ReturnType<ProxyMetrics['tokens']['labels']>>();
-  private readonly costChildren = new Map<string, ReturnType<ProxyMetrics['cost']['labels']>>();
+  private readonly requests: SeriesCounter;
+  private readonly overhead: SeriesHistogram;
+  private readonly upstream: SeriesHistogram;
+  private readonly tokens: SeriesCounter;
+  private readonly cost: SeriesCounter;
+  private readonly requestChildren = new Map<string, CounterSeries>();
+  private readonly overheadChildren = new Map<string, HistogramSeries>();
+  private readonly upstreamChildren = new Map<string, HistogramSeries>();
+  private readonly tokenChildren = new Map<string, CounterSeries>();
+  private readonly costChildren = new Map<string, CounterSeries>();
 
   /**
    * `processWide` (the main thread) adds what one process has once: Node's process metrics, the
@@ -47,23 +48,18 @@ export class ProxyMetrics {
     processWide = true,
   ) {
     const registers = [this.registry];
-    this.requests = new Counter({ name: 'svc_requests_total', help: 'Requests answered, by route, enforcement and status class.', labelNames: ['route', 'enforcement', 'status'], registers });
-    this.overhead = new Histogram({
-      name: 'svc_overhead_seconds',
-      help: "The proxy's own time up to the status line, the upstream's wait excluded (x-svc-overhead-ms).",
-      labelNames: ['route', 'stream'],
-      buckets: OVERHEAD_BUCKETS,
-      registers,
-    });
-    this.upstream = new Histogram({
-      name: 'svc_upstream_seconds',
-      help: 'Time spent on the upstream: the request to its last byte, less the proxy overhead.',
-      labelNames: ['provider', 'stream'],
-      buckets: UPSTREAM_BUCKETS,
-      registers,
-    });
-    this.tokens = new Counter({ name: 'svc_tokens_total', help: 'Tokens metered, by provider and direction (input, output).', labelNames: ['provider', 'direction'], registers });
-    this.cost = new Counter({ name: 'svc_cost_usd_total', help: 'Spend metered in US dollars, by provider.', labelNames: ['provider'], registers });
+    const registry = this.registry;
+    this.requests = new SeriesCounter('svc_requests_total', 'Requests answered, by route, enforcement and status class.', ['route', 'enforcement', 'status'], registry);
+    this.overhead = new SeriesHistogram(
+      'svc_overhead_seconds',
+      "The proxy's own time up to the status line, the upstream's wait excluded (x-svc-overhead-ms).",
+      ['route', 'stream'],
+      OVERHEAD_BUCKETS,
+      registry,
+    );
+    this.upstream = new SeriesHistogram('svc_upstream_seconds', 'Time spent on the upstream: the request to its last byte, less the proxy overhead.', ['provider', 'stream'], UPSTREAM_BUCKETS, registry);
+    this.tokens = new SeriesCounter('svc_tokens_total', 'Tokens metered, by provider and direction (input, output).', ['provider', 'direction'], registry);
+    this.cost = new SeriesCounter('svc_cost_usd_total', 'Spend metered in US dollars, by provider.', ['provider'], registry);
     // Loaded rules are the same in every thread: the aggregate takes the largest count, not the sum.
     const gauge = (name: string, help: string, read: () => number, aggregator: Aggregator = 'sum') =>
       new Gauge({
@@ -94,17 +90,17 @@ export class ProxyMetrics {
     const route = this.knownRoutes.has(trace.route) ? trace.route : 'other';
     const status = trace.status >= 100 ? `${Math.floor(trace.status / 100)}xx` : 'none';
     const stream = trace.stream ? 'true' : 'false';
-    cached(this.requestChildren, `${route}|${trace.enforcement}|${status}`, () => this.requests.labels(route, trace.enforcement, status)).inc();
-    if (trace.overheadMs !== null) cached(this.overheadChildren, `${route}|${stream}`, () => this.overhead.labels(route, stream)).observe(trace.overheadMs / 1000);
+    cached(this.requestChildren, `${route}|${trace.enforcement}|${status}`, () => this.requests.series(route, trace.enforcement, status)).inc();
+    if (trace.overheadMs !== null) cached(this.overheadChildren, `${route}|${stream}`, () => this.overhead.series(route, stream)).observe(trace.overheadMs / 1000);
     const provider = trace.provider;
     if (provider === null) return;
     if (trace.overheadMs !== null && trace.ttfbMs !== null) {
       const upstreamSeconds = Math.max(0, trace.latencyMs - trace.overheadMs) / 1000;
-      cached(this.upstreamChildren, `${provider}|${stream}`, () => this.upstream.labels(provider, stream)).observe(upstreamSeconds);
+      cached(this.upstreamChildren, `${provider}|${stream}`, () => this.upstream.series(provider, stream)).observe(upstreamSeconds);
     }
-    if (trace.inputTokens) cached(this.tokenChildren, `${provider}|input`, () => this.tokens.labels(provider, 'input')).inc(trace.inputTokens);
-    if (trace.outputTokens) cached(this.tokenChildren, `${provider}|output`, () => this.tokens.labels(provider, 'output')).inc(trace.outputTokens);
-    if (trace.costUsd) cached(this.costChildren, provider, () => this.cost.labels(provider)).inc(trace.costUsd);
+    if (trace.inputTokens) cached(this.tokenChildren, `${provider}|input`, () => this.tokens.series(provider, 'input')).inc(trace.inputTokens);
+    if (trace.outputTokens) cached(this.tokenChildren, `${provider}|output`, () => this.tokens.series(provider, 'output')).inc(trace.outputTokens);
+    if (trace.costUsd) cached(this.costChildren, provider, () => this.cost.series(provider)).inc(trace.costUsd);
   }
 
   /** The exposition text and its content type. */
