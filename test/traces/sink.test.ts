@@ -32,4 +32,12 @@ t.test('a queue past its bound drops the oldest and counts them', async (t) => {
   for (let i = 0; i < 5; i++) sink.record(record(i));
   t.equal(sink.droppedCount, 3);
   await sink.close();
+
+  const dir = t.testdir();
+  const large = new TraceSink({ dir, maxQueued: 100, flushIntervalMs: 10_000 });
+  for (let i = 0; i < 101; i++) large.record(record(i));
+  t.equal(large.droppedCount, 10, 'a tenth of the bound at a time');
+  await large.close();
+  const written = (await readFile(`${dir}/traces.jsonl`, 'utf8')).trim().split('\n').map((l) => JSON.parse(l).id);
+  t.same([written.length, written[0], written.at(-1)], [91, 'tr_10', 'tr_100'], 'the newest are kept, in order');
 });
