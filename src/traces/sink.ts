@@ -73,6 +73,7 @@ export class TraceSink implements TraceOutlet {
       const drop = Math.max(1, Math.floor(this.maxQueued / 10));
       this.queue.splice(0, drop);
       this.dropped += drop;
+      this.options.logger?.warn({ dropped: drop, totalDropped: this.dropped }, 'trace file queue full (the disk is not taking writes); the oldest records were dropped');
     }
     this.queue.push(trace);
   }
