@@ -3,6 +3,7 @@ import { canonicalArguments, canonicalJson } from './canonical.js';
 import { outcomeOf, type Outcome } from './outcome.js';
 import { maskVolatile } from './volatile.js';
 import { isJsonObject } from '../../lib/json.js';
+import { memoize } from '../../lib/memo.js';
 
 /** One tool call the model made, with the result the agent sent back (null while none has). */
 export interface ToolCallRecord {
@@ -82,6 +83,12 @@ function editedFile(args: unknown, argsText: string): string | null {
 }
 
 /**
+ * Masked arguments of the calls last read (those up to 4 KiB; longer ones, file contents mostly,
+ * are masked each time rather than kept): the history comes again with every request.
+ */
+const maskedArguments = memoize(maskVolatile, 2048, 4096);
+
+/**
  * A call read from the body. The loop detectors only look at the tail of a long history, so the
  * canonical arguments, the key and the outcome are worked out when first asked for.
  */
@@ -105,7 +112,7 @@ class CallRecord implements ToolCallRecord {
   }
 
   get key(): string {
-    return (this.keyed ??= `${this.tool}\u0000${maskVolatile(this.args)}`);
+    return (this.keyed ??= `${this.tool}\u0000${maskedArguments(this.args)}`);
   }
 
   private get shape(): { target: string; isEdit: boolean } {

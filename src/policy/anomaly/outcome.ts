@@ -1,3 +1,4 @@
+import { memoize } from '../../lib/memo.js';
 import { maskVolatile } from './volatile.js';
 
 /**
@@ -46,9 +47,19 @@ function wordsAndMarks(text: string): { words: Set<string>; marks: string } {
 /** A harness echoing the command it ran (Gemini CLI's `Command: …`): the arguments are compared apart. */
 const ECHOED_COMMAND = /^(?:Command: |\$ )[^\n]*\n/;
 
+/**
+ * Outcomes of the results last read, by their compared text (at most HEAD_CHARS + TAIL_CHARS + 1):
+ * an agent sends its whole history again with every request, so all but the newest results have
+ * been read before. Outcomes are never changed once made, so one may be shared.
+ */
+const REMEMBERED_OUTCOMES = 1024;
+
 export function outcomeOf(raw: string): Outcome {
   const result = raw.replace(ECHOED_COMMAND, '');
-  const kept = result.length > HEAD_CHARS + TAIL_CHARS ? `${result.slice(0, HEAD_CHARS)}\n${result.slice(-TAIL_CHARS)}` : result;
+  return outcomeOfKept(result.length > HEAD_CHARS + TAIL_CHARS ? `${result.slice(0, HEAD_CHARS)}\n${result.slice(-TAIL_CHARS)}` : result);
+}
+
+const outcomeOfKept = memoize((kept: string): Outcome => {
   const text = maskVolatile(kept);
   const failure = text
     .split('\n')
@@ -56,7 +67,7 @@ export function outcomeOf(raw: string): Outcome {
     .join('\n');
   const all = wordsAndMarks(text);
   return { text, words: all.words, marks: all.marks, failure, failureWords: wordsAndMarks(failure).words };
-}
+}, REMEMBERED_OUTCOMES);
 
 /** Jaccard overlap of two word sets. */
 export function overlap(a: ReadonlySet<string>, b: ReadonlySet<string>): number {

@@ -3,7 +3,7 @@ import { Metadata, parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { PLUS, freeAfter, freeBefore, isLetter, spacedDigitsAfter, spacedDigitsBefore } from '../bytes.js';
 import type { PhoneRules } from '../rules.js';
 import { groupCuts } from './group-cuts.js';
-import { memoize } from './memo.js';
+import { memoize } from '../../../lib/memo.js';
 import { digitsOf, writtenAsNational } from './national-form.js';
 import type { Candidate, Finding, Validator } from './validator.js';
 

@@ -1,0 +1,17 @@
+/**
+ * `fn` with its results remembered for up to `limit` keys (then forgotten all at once). A key
+ * longer than `maxKeyChars` is not remembered (it would be kept alive with its result). Each
+ * caller owns its cache, so one is never shared between threads.
+ */
+export function memoize<T>(fn: (key: string) => T, limit: number, maxKeyChars = Infinity): (key: string) => T {
+  const results = new Map<string, T>();
+  return (key) => {
+    if (key.length > maxKeyChars) return fn(key);
+    const known = results.get(key);
+    if (known !== undefined || results.has(key)) return known as T;
+    if (results.size >= limit) results.clear();
+    const result = fn(key);
+    results.set(key, result);
+    return result;
+  };
+}
