@@ -45,14 +45,15 @@ export function inspectBody(policy: PolicyConfig, body: unknown): Inspection {
   let modified = false;
   const sightings: DlpSighting[] = [];
   walkTexts(body, (leaf) => {
-    const where = describePath(leaf.path);
+    // Most leaves hold nothing: their location is written out only for a finding.
+    let where: string | undefined;
     const message = messageIndexOf(leaf.path);
     if (engines.dlp !== null) {
       const matches = engines.dlp.scan(leaf.text);
       const toRedact: DlpMatch[] = [];
       for (const m of matches) {
         const action = policy.pii[m.detector]!;
-        const finding: Finding = { detector: m.detector, where, message, kind: leaf.kind, action, confidence: m.confidence };
+        const finding: Finding = { detector: m.detector, where: (where ??= describePath(leaf.path)), message, kind: leaf.kind, action, confidence: m.confidence };
         findings.push(finding);
         if (action === 'block') blockedBy ??= finding;
         else toRedact.push(m);
@@ -70,7 +71,7 @@ export function inspectBody(policy: PolicyConfig, body: unknown): Inspection {
       const hit = engines.injection.scan(leaf.text, leaf.kind);
       if (hit !== null) {
         const action: FindingAction = policy.injection.action === 'block' && hit.confidence >= policy.injection.blockThreshold ? 'block' : 'warn';
-        const finding: Finding = { detector: hit.id, where, message, kind: leaf.kind, action, confidence: hit.confidence };
+        const finding: Finding = { detector: hit.id, where: (where ??= describePath(leaf.path)), message, kind: leaf.kind, action, confidence: hit.confidence };
         findings.push(finding);
         if (action === 'block') blockedBy ??= finding;
       }
