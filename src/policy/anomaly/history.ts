@@ -83,10 +83,11 @@ function editedFile(args: unknown, argsText: string): string | null {
 }
 
 /**
- * Masked arguments of the calls last read (those up to 4 KiB; longer ones, file contents mostly,
- * are masked each time rather than kept): the history comes again with every request.
+ * Masked arguments of the calls last read (those up to 1,024 characters, a command or a path;
+ * longer ones, file contents mostly, are masked each time rather than kept): the history comes
+ * again with every request. At most about 4 MB is kept.
  */
-const maskedArguments = memoize(maskVolatile, 2048, 4096);
+const maskedArguments = memoize(maskVolatile, 1024, 1024);
 
 /**
  * A call read from the body. The loop detectors only look at the tail of a long history, so the

@@ -50,7 +50,8 @@ const ECHOED_COMMAND = /^(?:Command: |\$ )[^\n]*\n/;
 /**
  * Outcomes of the results last read, by their compared text (at most HEAD_CHARS + TAIL_CHARS + 1):
  * an agent sends its whole history again with every request, so all but the newest results have
- * been read before. Outcomes are never changed once made, so one may be shared.
+ * been read before. Outcomes are never changed once made, so one may be shared. At most about
+ * 1,024 × 12 KB is kept (the text read, its masked copy, its words), most often far less.
  */
 const REMEMBERED_OUTCOMES = 1024;
 
