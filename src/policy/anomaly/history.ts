@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { canonicalArguments, canonicalJson } from './canonical.js';
+import { canonicalArguments } from './canonical.js';
 import { outcomeOf, type Outcome } from './outcome.js';
 import { maskVolatile } from './volatile.js';
 import { isJsonObject } from '../../lib/json.js';
@@ -252,8 +252,34 @@ export function fingerprintOf(body: Json): string {
   const turns = Array.isArray(body.messages) ? body.messages : Array.isArray(body.input) ? body.input : Array.isArray(body.contents) ? body.contents : [body.input];
   const firstUser = turns.find((m) => isJsonObject(m) && m.role === 'user') ?? null;
   const system = body.system ?? body.instructions ?? body.systemInstruction ?? null;
-  const seed = canonicalJson([system, turns.find((m) => isJsonObject(m) && m.role === 'system') ?? null, firstUser], shortenForFingerprint);
+  const seed = fingerprintSeed([system, turns.find((m) => isJsonObject(m) && m.role === 'system') ?? null, firstUser]);
   return hash('sha256', seed).slice(0, 32);
+}
+
+/**
+ * A value as text for a fingerprint: what canonical JSON keeps (keys sorted, undefined members
+ * left out, long texts shortened), but a string is written as its length and itself rather than
+ * escaped. That is as unambiguous and about three times cheaper: escaping a 1 KB prompt for JSON
+ * costs 1.8 µs, more than hashing it.
+ */
+function fingerprintSeed(value: unknown): string {
+  if (typeof value === 'string') {
+    const text = shortenForFingerprint(value);
+    return `s${text.length}:${text}`;
+  }
+  if (value === null || value === undefined) return 'z';
+  if (typeof value !== 'object') return `${typeof value === 'number' ? 'n' : 'b'}${String(value)};`;
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (const item of value) out += fingerprintSeed(item);
+    return `${out}]`;
+  }
+  const record = value as Json;
+  let out = '{';
+  for (const key of Object.keys(record).sort()) {
+    if (record[key] !== undefined) out += `${key.length}:${key}${fingerprintSeed(record[key])}`;
+  }
+  return `${out}}`;
 }
 
 /**

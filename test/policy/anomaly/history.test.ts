@@ -65,6 +65,9 @@ t.test('the fingerprint names a session by its first turns, whatever follows', a
   const a = fingerprintOf({ messages: start });
   t.equal(fingerprintOf({ messages: [...start, { role: 'assistant', content: 'hi' }] }), a);
   t.not(fingerprintOf({ messages: [start[0], { role: 'user', content: 'task B' }] }), a);
+  t.equal(fingerprintOf({ messages: [{ content: 's', role: 'system' }, { content: 'task A', role: 'user' }] }), a, 'key order does not count');
+  const user = (content: unknown) => fingerprintOf({ messages: [{ role: 'user', content }] });
+  t.equal(new Set([user('1'), user(1), user(true), user('true'), user(['a', 'b']), user(['ab']), user({ a: 'b' }), user({ ab: '' }), user(null), user('')]).size, 10, 'no two different first turns read the same');
   t.same(extractHistory('nonsense').calls, []);
 });
 
