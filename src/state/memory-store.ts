@@ -62,7 +62,7 @@ export class MemoryStore implements Store {
     // Nothing it settles is ever replayed (no queue, nothing kept across a restart), so a settled id
     // is remembered as long as a reservation lives, not the day RedisStore keeps for replays: a day
     // of ids at 100 requests a second would hold most of a gigabyte.
-    this.ledgerOptions = resolveLedgerOptions({ settledTtlMs: 0, ...opts });
+    this.ledgerOptions = resolveLedgerOptions({ ...opts, settledTtlMs: opts.settledTtlMs ?? 0 });
     this.cache = new LruCache(opts.cacheMaxBytes ?? 64 * 1024 * 1024);
   }
 
