@@ -68,7 +68,7 @@ const WINDOW = 3;
  * of WINDOW neighbouring sentences.
  */
 export function scoreSegment(segment: Segment, forDescription: boolean, floor = 0): Scored {
-  const signals = segmentSignals(segment.text);
+  const signals = segmentSignals(segment.text, forDescription ? DESCRIPTION_EXPECTED : undefined);
   const possible = new Set(signals.possible);
   if (forDescription) for (const x of DESCRIPTION_EXPECTED) possible.delete(x);
   if (possible.size === 0 || evidence(possible) < floor) return { evidence: 0, signals: new Set() };

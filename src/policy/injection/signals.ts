@@ -53,7 +53,7 @@ const RUN_VERB = allLanguages('run');
 const SEND_VERB = allLanguages('send');
 const READ_VERB = allLanguages('read');
 
-/** Words and shapes found by one RE2 set pass; signals are built from them. */
+/** Words and shapes found by RE2 searches; signals are built from them. */
 type Atom =
   | Exclude<Signal, 'addressed' | 'run' | 'send' | 'read_secret' | 'override_quoted'>
   | 'addressee'
@@ -95,12 +95,31 @@ const ATOMS: ReadonlyArray<readonly [Atom, string]> = [
   ['framing', allLanguages('framing')],
 ];
 
-/** Every atom in one RE2 set: one linear pass tells which of them occur. */
-const ALL = new RE2.Set(
-  ATOMS.map(([, source]) => source),
-  'iu',
-);
+/**
+ * Each atom is its own RE2, and a text is searched once per atom. One RE2.Set of them all would
+ * take one pass, but its automaton is the product of the atoms': far larger than RE2's state cache,
+ * which it then rebuilds all along the text, at 0.6 MB/s on harness tool descriptions against
+ * 25–30 MB/s for the 19 searches (a Claude Code request with MCP tools took 93 ms).
+ */
 const ATOM_RE = new Map(ATOMS.map(([atom, source]) => [atom, new RE2(source, 'giu')]));
+
+/** An atom to search for; one read only as half of a pair is searched for only once the other half has been found. */
+interface AtomSearch {
+  readonly atom: Atom;
+  readonly re: RE2;
+  readonly after: Atom | null;
+}
+
+/** Which atoms of `plan` occur in `bytes`. */
+function atomsIn(bytes: Buffer, plan: readonly AtomSearch[]): Set<Atom> {
+  const found = new Set<Atom>();
+  for (const { atom, re, after } of plan) {
+    if (after !== null && !found.has(after)) continue;
+    re.lastIndex = 0;
+    if (re.test(bytes)) found.add(atom);
+  }
+  return found;
+}
 
 /**
  * Where an atom's matches start and end, as string offsets. RE2 runs on the UTF-8 bytes, encoded
@@ -130,6 +149,34 @@ const PAIRS: ReadonlyArray<readonly [Signal, Atom, Atom, number, number]> = [
 ];
 
 const STANDALONE: ReadonlySet<Atom> = new Set(['override', 'role_reset', 'addressing', 'conceal', 'secret', 'risky_command', 'data_url', 'image_exfil', 'repo_write', 'private_scope', 'coercion', 'framing']);
+
+/**
+ * The atoms worth searching for when `ignored` signals do not count: those some other signal is
+ * read from. A tool's description ignores what descriptions are expected to say, which leaves 8 of
+ * the 19 atoms. An atom read only as half of a pair waits for the other half (every atom is in
+ * at most one pair).
+ */
+function searchPlan(ignored: ReadonlySet<Signal>): readonly AtomSearch[] {
+  const always = new Set<Atom>();
+  for (const atom of STANDALONE) if (!ignored.has(atom as Signal) || (atom === 'override' && !ignored.has('override_quoted'))) always.add(atom);
+  const after = new Map<Atom, Atom>();
+  for (const [signal, first, second] of PAIRS) {
+    if (ignored.has(signal)) continue;
+    if (always.has(first)) {
+      if (!always.has(second)) after.set(second, first);
+    } else if (always.has(second)) after.set(first, second);
+    else {
+      always.add(first);
+      after.set(second, first);
+    }
+  }
+  const search = (atom: Atom, waitFor: Atom | null): AtomSearch => ({ atom, re: ATOM_RE.get(atom)!, after: waitFor });
+  const order = ATOMS.map(([atom]) => atom);
+  return [...order.filter((a) => always.has(a)).map((a) => search(a, null)), ...order.filter((a) => after.has(a)).map((a) => search(a, after.get(a)!))];
+}
+
+const FULL_PLAN = searchPlan(new Set());
+const plans = new WeakMap<ReadonlySet<Signal>, readonly AtomSearch[]>();
 
 
 /**
@@ -168,18 +215,25 @@ export interface SegmentSignals {
 }
 
 /**
- * The signals of a text, sentence by sentence. One RE2 set pass tells which atoms occur; each of
- * those is then located once in the whole text and its matches assigned to sentences.
+ * The signals of a text, sentence by sentence. A search per atom tells which atoms occur; each of
+ * those is then located once in the whole text and its matches assigned to sentences. Signals in
+ * `ignored` may be left out of the answer (their atoms are searched for only when another signal
+ * needs them); the caller must not count them.
  */
-export function segmentSignals(text: string): SegmentSignals {
-  const atoms = new Set(ALL.match(text).map((i) => ATOMS[i]![0]));
+export function segmentSignals(text: string, ignored?: ReadonlySet<Signal>): SegmentSignals {
+  let plan = FULL_PLAN;
+  if (ignored !== undefined) {
+    plan = plans.get(ignored) ?? searchPlan(ignored);
+    plans.set(ignored, plan);
+  }
+  const bytes = Buffer.from(text, 'utf8');
+  const atoms = atomsIn(bytes, plan);
   const possible = new Set<Signal>();
   for (const atom of atoms) if (STANDALONE.has(atom)) possible.add(atom as Signal);
   for (const [signal, first, second] of PAIRS) if (atoms.has(first) && atoms.has(second)) possible.add(signal);
   const read = (): Array<Set<Signal>> => {
     const bounds = sentenceBounds(text);
     const perSentence = bounds.map(() => new Map<Atom, Array<[number, number]>>());
-    const bytes = Buffer.from(text, 'utf8');
     const charAt = bytes.length === text.length ? null : byteToCharOffsets(text, bytes.length);
     for (const atom of atoms) {
       for (const span of spans(atom, bytes, charAt)) {
