@@ -11,6 +11,7 @@ import { anomalyAccuracyBenchmark } from './anomaly-accuracy.js';
 import { anomalyCostBenchmark } from './anomaly-cost.js';
 import { dlpAccuracyBenchmark } from './dlp-accuracy.js';
 import { dlpScanBenchmark } from './dlp-scan.js';
+import { harnessInspectBenchmark } from './harness-inspect.js';
 import { inspectBenchmark } from './inspect.js';
 import { loopDetectionBenchmark } from './loop-detection.js';
 import { sseFramerBenchmark } from './sse-framer.js';
@@ -37,6 +38,7 @@ export const MICRO_BENCHMARKS = [
   traceIdBenchmark,
   traceJournalBenchmark,
   inspectBenchmark,
+  harnessInspectBenchmark,
   dlpScanBenchmark,
   dlpAccuracyBenchmark,
   anomalyAccuracyBenchmark,
