@@ -99,7 +99,7 @@ const ATOMS: ReadonlyArray<readonly [Atom, string]> = [
  * Each atom is its own RE2, and a text is searched once per atom. One RE2.Set of them all would
  * take one pass, but its automaton is the product of the atoms': far larger than RE2's state cache,
  * which it then rebuilds all along the text, at 0.6 MB/s on harness tool descriptions against
- * 25–30 MB/s for the 19 searches (a Claude Code request with MCP tools took 93 ms).
+ * 25–30 MB/s for the 19 searches (a Claude Code request with MCP tools took 97 ms).
  */
 const ATOM_RE = new Map(ATOMS.map(([atom, source]) => [atom, new RE2(source, 'giu')]));
 
@@ -178,6 +178,12 @@ function searchPlan(ignored: ReadonlySet<Signal>): readonly AtomSearch[] {
 const FULL_PLAN = searchPlan(new Set());
 const plans = new WeakMap<ReadonlySet<Signal>, readonly AtomSearch[]>();
 
+function planIgnoring(ignored: ReadonlySet<Signal> | undefined): readonly AtomSearch[] {
+  if (ignored === undefined) return FULL_PLAN;
+  let plan = plans.get(ignored);
+  if (plan === undefined) plans.set(ignored, (plan = searchPlan(ignored)));
+  return plan;
+}
 
 /**
  * Prose: words and spaces. Code, JSON keys and log fields carry actions as data, not as
@@ -221,13 +227,8 @@ export interface SegmentSignals {
  * needs them); the caller must not count them.
  */
 export function segmentSignals(text: string, ignored?: ReadonlySet<Signal>): SegmentSignals {
-  let plan = FULL_PLAN;
-  if (ignored !== undefined) {
-    plan = plans.get(ignored) ?? searchPlan(ignored);
-    plans.set(ignored, plan);
-  }
   const bytes = Buffer.from(text, 'utf8');
-  const atoms = atomsIn(bytes, plan);
+  const atoms = atomsIn(bytes, planIgnoring(ignored));
   const possible = new Set<Signal>();
   for (const atom of atoms) if (STANDALONE.has(atom)) possible.add(atom as Signal);
   for (const [signal, first, second] of PAIRS) if (atoms.has(first) && atoms.has(second)) possible.add(signal);
