@@ -1,5 +1,5 @@
 import { AggregatorRegistry, Gauge, Registry, collectDefaultMetrics, type Aggregator } from 'prom-client';
-import { SeriesCounter, SeriesHistogram, type CounterSeries, type HistogramSeries } from './metric-series.js';
+import { SeriesCounter, SeriesHistogram } from './metric-series.js';
 import type { TraceRecord } from '../traces/trace.js';
 
 /** One thread's metric values (prom-client's JSON form), as sent to the thread that renders them all. */
@@ -21,7 +21,7 @@ const UPSTREAM_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 1
 /**
  * The proxy's Prometheus metrics. Labels are bounded by construction: the route (the proxy's own
  * paths, anything else is `other`), the enforcement, the status class and the provider id — never
- * a model name, key, workspace or session a client chose. Label children are cached so that
+ * a model name, key, workspace or session a client chose. Each label set's series is kept, so
  * counting a request is a few map look-ups on the settled trace.
  */
 export class ProxyMetrics {
@@ -31,11 +31,6 @@ export class ProxyMetrics {
   private readonly upstream: SeriesHistogram;
   private readonly tokens: SeriesCounter;
   private readonly cost: SeriesCounter;
-  private readonly requestChildren = new Map<string, CounterSeries>();
-  private readonly overheadChildren = new Map<string, HistogramSeries>();
-  private readonly upstreamChildren = new Map<string, HistogramSeries>();
-  private readonly tokenChildren = new Map<string, CounterSeries>();
-  private readonly costChildren = new Map<string, CounterSeries>();
 
   /**
    * `processWide` (the main thread) adds what one process has once: Node's process metrics, the
@@ -90,17 +85,17 @@ export class ProxyMetrics {
     const route = this.knownRoutes.has(trace.route) ? trace.route : 'other';
     const status = trace.status >= 100 ? `${Math.floor(trace.status / 100)}xx` : 'none';
     const stream = trace.stream ? 'true' : 'false';
-    cached(this.requestChildren, `${route}|${trace.enforcement}|${status}`, () => this.requests.series(route, trace.enforcement, status)).inc();
-    if (trace.overheadMs !== null) cached(this.overheadChildren, `${route}|${stream}`, () => this.overhead.series(route, stream)).observe(trace.overheadMs / 1000);
+    this.requests.series(route, trace.enforcement, status).inc();
+    if (trace.overheadMs !== null) this.overhead.series(route, stream).observe(trace.overheadMs / 1000);
     const provider = trace.provider;
     if (provider === null) return;
     if (trace.overheadMs !== null && trace.ttfbMs !== null) {
       const upstreamSeconds = Math.max(0, trace.latencyMs - trace.overheadMs) / 1000;
-      cached(this.upstreamChildren, `${provider}|${stream}`, () => this.upstream.series(provider, stream)).observe(upstreamSeconds);
+      this.upstream.series(provider, stream).observe(upstreamSeconds);
     }
-    if (trace.inputTokens) cached(this.tokenChildren, `${provider}|input`, () => this.tokens.series(provider, 'input')).inc(trace.inputTokens);
-    if (trace.outputTokens) cached(this.tokenChildren, `${provider}|output`, () => this.tokens.series(provider, 'output')).inc(trace.outputTokens);
-    if (trace.costUsd) cached(this.costChildren, provider, () => this.cost.series(provider)).inc(trace.costUsd);
+    if (trace.inputTokens) this.tokens.series(provider, 'input').inc(trace.inputTokens);
+    if (trace.outputTokens) this.tokens.series(provider, 'output').inc(trace.outputTokens);
+    if (trace.costUsd) this.cost.series(provider).inc(trace.costUsd);
   }
 
   /** The exposition text and its content type. */
@@ -118,13 +113,4 @@ export class ProxyMetrics {
     const registry = AggregatorRegistry.aggregate(snapshots as object[]);
     return { contentType: registry.contentType, body: await registry.metrics() };
   }
-}
-
-function cached<T>(children: Map<string, T>, key: string, make: () => T): T {
-  let child = children.get(key);
-  if (child === undefined) {
-    child = make();
-    children.set(key, child);
-  }
-  return child;
 }
