@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
 import t, { type Test } from 'tap';
 import { MemoryStore } from '../../src/state/memory-store.js';
 import { RedisStore } from '../../src/state/redis/redis-store.js';
@@ -193,5 +194,42 @@ t.test('RedisStore', async (t) => {
     t.equal(await store.ready(5000), true, 'connected');
     t.same(store.health(), { kind: 'redis', connected: true, pendingSettlements: 0, droppedSettlements: 0 });
     return store;
+  });
+
+  t.test('keeps one set entry per settled id, for the settled TTL, found whatever time a repeat carries', async (t) => {
+    const store = new RedisStore({ url: server.url, reserveTimeoutMs: 2000, settleTimeoutMs: 2000, readTimeoutMs: 2000 });
+    const redis = new Redis(server.url);
+    t.teardown(async () => {
+      redis.disconnect();
+      await store.close();
+    });
+    const ws = workspace();
+    const prefix = `svc:{${ws}}:`;
+    const settle = (id: string, now: number) => store.settle({ workspace: ws, id, actualUsd: 0.01, now });
+    const spentMonth = async (now: number) => Math.round((await store.snapshot(ws, now)).spentMonthUsd * 100);
+    const ids = Array.from({ length: 100 }, (_, i) => `req_${i}`);
+    await Promise.all(ids.map((id) => store.reserve({ workspace: ws, id, amountUsd: 1, dailyCapUsd: 1000, enforce: true, now: NOON })));
+    await Promise.all(ids.map((id) => settle(id, NOON)));
+
+    t.equal(await redis.exists(`${prefix}res`, `${prefix}ids`), 0, 'no reservation record is left behind a settle');
+    const sets = await redis.keys(`${prefix}settled:*`);
+    t.equal(sets.length, 1, 'the settled ids of one time bucket share one set');
+    t.equal(await redis.scard(sets[0]!), 100);
+    const ttl = await redis.pttl(sets[0]!);
+    t.ok(ttl > 24 * HOUR && ttl <= 30 * HOUR, `the set lives the 24 h TTL past its bucket's end (${ttl} ms)`);
+    t.equal(await spentMonth(NOON), 100);
+
+    await settle('req_0', NOON);
+    await settle('req_1', NOON + 23 * HOUR);
+    await settle('ghost', NOON + 5 * HOUR);
+    await settle('ghost', NOON + 7 * HOUR);
+    t.equal(await spentMonth(NOON + 23 * HOUR), 101, 'repeats in the same bucket and in later ones add nothing; an unknown id is charged once');
+
+    await redis.hset(`${prefix}res`, 'settled-before', 'S');
+    await settle('settled-before', NOON);
+    t.equal(await spentMonth(NOON), 101, 'an id recorded settled by an earlier release is settled');
+
+    await settle('req_2', NOON + 31 * HOUR);
+    t.equal(await spentMonth(NOON + 31 * HOUR), 102, 'past the TTL the id is forgotten');
   });
 });

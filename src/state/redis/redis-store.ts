@@ -154,7 +154,6 @@ export class RedisStore implements Store {
             ...periodArgs(period),
             now,
             this.ledger.reservationTtlMs,
-            this.ledger.settledTtlMs,
             caps.daily ?? -1,
             caps.monthly ?? -1,
             req.enforce ? 1 : 0,

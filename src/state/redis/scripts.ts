@@ -13,8 +13,9 @@ import { LuaScript } from './lua.js';
  * the proxies does not matter). Amounts are passed to Redis as the argument strings, never
  * re-formatted by Lua, so large integers keep every digit.
  *
- * A reservation record is `'<micros> <day> <month> <dayExpiresAt> <monthExpiresAt>'`; a settled
- * id's record is `'S'`. Each record's expiry is its score in the `ids` sorted set.
+ * A reservation record is `'<micros> <day> <month> <dayExpiresAt> <monthExpiresAt>'`; its expiry
+ * is its score in the `ids` sorted set. Settling deletes the record and adds the id to the settled
+ * set of its time bucket (see SETTLE), which holds it, and nothing else, for the settled TTL.
  */
 const PRELUDE = `
 local P = KEYS[1]
@@ -56,13 +57,14 @@ local function expire(now)
   if #ids == 0 then return end
   for _, id in ipairs(ids) do
     local rec = redis.call('HGET', P..'res', id)
+    -- 'S': a settled id as recorded by earlier releases, in this hash until its expiry
     if rec and rec ~= 'S' then unreserve(rec) end
   end
   redis.call('HDEL', P..'res', unpack(ids))
   redis.call('ZREM', P..'ids', unpack(ids))
 end
 
--- store id's record until expires_at; the two bookkeeping keys live as long as their newest record
+-- hold id's reservation record until expires_at; the two bookkeeping keys live as long as their newest record
 local function remember(id, rec, expires_at, keep_ms)
   redis.call('HSET', P..'res', id, rec)
   redis.call('ZADD', P..'ids', expires_at, id)
@@ -74,25 +76,25 @@ end
 /**
  * RESERVE: refuse at a hard cap, or hold the amount for the request.
  * ARGV: 1 id, 2 micros, 3 day, 4 month, 5 dayExpiresAt, 6 monthExpiresAt (the period's counters),
- *       7 now, 8 reservation TTL ms, 9 settled TTL ms (how long the bookkeeping keys live),
- *       10 daily cap micros (-1: none), 11 monthly cap micros (-1: none), 12 enforce ('1' | '0').
+ *       7 now, 8 reservation TTL ms, 9 daily cap micros (-1: none), 10 monthly cap micros (-1: none),
+ *       11 enforce ('1' | '0').
  * Returns {reached (0 none, 1 daily, 2 monthly), held (1 | 0), spentDay, reservedDay, spentMonth, reservedMonth},
  * the counters including this reservation when held. A cap is reached when settled + reserved is at
- * or over it (the monthly one reported first); a repeated id is held already and changes nothing.
+ * or over it (the monthly one reported first); an id still held is held already and changes nothing.
  */
 export const RESERVE = new LuaScript(`${PRELUDE}
 local now = tonumber(ARGV[7])
 expire(now)
 local c = counters(ARGV[3], ARGV[4])
-local daily_cap, monthly_cap = tonumber(ARGV[10]), tonumber(ARGV[11])
+local daily_cap, monthly_cap = tonumber(ARGV[9]), tonumber(ARGV[10])
 local reached = 0
 if monthly_cap >= 0 and c[3] + c[4] >= monthly_cap then reached = 2
 elseif daily_cap >= 0 and c[1] + c[2] >= daily_cap then reached = 1 end
 if redis.call('HEXISTS', P..'res', ARGV[1]) == 1 then return {reached, 1, c[1], c[2], c[3], c[4]} end
-if reached > 0 and ARGV[12] == '1' then return {reached, 0, c[1], c[2], c[3], c[4]} end
+if reached > 0 and ARGV[11] == '1' then return {reached, 0, c[1], c[2], c[3], c[4]} end
 add(P..'resv:d:'..ARGV[3], ARGV[2], ARGV[5], now)
 add(P..'resv:m:'..ARGV[4], ARGV[2], ARGV[6], now)
-remember(ARGV[1], table.concat({ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]}, ' '), now + tonumber(ARGV[8]), ARGV[9])
+remember(ARGV[1], table.concat({ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]}, ' '), now + tonumber(ARGV[8]), ARGV[8])
 local micros = tonumber(ARGV[2])
 return {reached, 1, c[1], c[2] + micros, c[3], c[4] + micros}
 `);
@@ -100,19 +102,43 @@ return {reached, 1, c[1], c[2] + micros, c[3], c[4] + micros}
 /**
  * SETTLE: replace a reservation by the actual cost, once. The cost is charged to the reservation's
  * own period (a request reserved before midnight counts against that day); an unknown or expired id
- * is charged to the period in ARGV. A settled id is remembered, so repeats and replays add nothing.
+ * is charged to the period in ARGV. A settled id is remembered for the settled TTL, so repeats and
+ * replays add nothing.
+ *
+ * It is remembered in the set `settled:<n>` of its settle time's bucket n (a quarter of the TTL
+ * long), which lives until the TTL has passed for its last member: one small set entry per request,
+ * where a hash field and a sorted-set entry per request took 2.5 times the memory. A replay
+ * carries the time of the settle it repeats, so it is found in the same bucket, and a repeat at
+ * another time in the buckets the TTL before it spans (six at most); an id whose reservation is
+ * still held needs no look.
  * ARGV: 1 id, 2 actual micros, 3 day, 4 month, 5 dayExpiresAt, 6 monthExpiresAt, 7 now, 8 settled TTL ms.
  * Returns {spentDay, reservedDay, spentMonth, reservedMonth} of ARGV's period.
  */
 export const SETTLE = new LuaScript(`${PRELUDE}
-local now = tonumber(ARGV[7])
-local rec = redis.call('HGET', P..'res', ARGV[1])
-if rec ~= 'S' then
+local id, now, ttl = ARGV[1], tonumber(ARGV[7]), tonumber(ARGV[8])
+local span = math.ceil(ttl / 4)
+local bucket = math.floor(now / span)
+local function settled_set(n) return P..'settled:'..string.format('%d', n) end
+local function was_settled()
+  for n = math.floor((now - ttl) / span), bucket + 1 do
+    if redis.call('SISMEMBER', settled_set(n), id) == 1 then return true end
+  end
+  return false
+end
+local rec = redis.call('HGET', P..'res', id)
+-- a reservation still held was never settled: settling deletes it
+if rec ~= 'S' and (rec or not was_settled()) then
   local day, month, day_exp, month_exp = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
-  if rec then day, month, day_exp, month_exp = unreserve(rec) end
+  if rec then
+    day, month, day_exp, month_exp = unreserve(rec)
+    redis.call('HDEL', P..'res', id)
+    redis.call('ZREM', P..'ids', id)
+  end
   add(P..'spend:d:'..day, ARGV[2], day_exp, now)
   add(P..'spend:m:'..month, ARGV[2], month_exp, now)
-  remember(ARGV[1], 'S', now + tonumber(ARGV[8]), ARGV[8])
+  local set = settled_set(bucket)
+  redis.call('SADD', set, id)
+  redis.call('PEXPIRE', set, (bucket + 1) * span + ttl - now)
 end
 return counters(ARGV[3], ARGV[4])
 `);
