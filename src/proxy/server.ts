@@ -37,7 +37,7 @@ import { isJsonContentType, readBody, readHeaders } from './intake.js';
 import { readRequestBody } from './request-body.js';
 import { RelayHandler, type RelayRequest } from './relay.js';
 import { AnomalyResponder, type AnomalyPlan } from './anomaly-response.js';
-import type { ToolCallJudge } from '../policy/tool-judge.js';
+import type { ToolCallContext, ToolCallJudge } from '../policy/tool-judge.js';
 import { mcpPolicyFrom, type McpPolicy } from '../policy/mcp.js';
 import type { ToolCallPolicy } from '../policy/tool-verdict.js';
 import type { HoldsService } from './holds-client.js';
@@ -134,6 +134,16 @@ export function isLoopback(host: string): boolean {
  * Everything derived from one configuration, built once when it is applied and captured by each
  * request at intake, so a request never mixes two config versions however long it runs.
  */
+/** What every attempt of a request sends with. */
+interface UpstreamRequest {
+  raw: Buffer;
+  maxOutputTokens: number;
+  responsePolicy: PolicyConfig | null;
+  notes: RelayRequest['notes'];
+  toolCalls: ToolCallReview | null;
+  responseRules: ResponseReview | null;
+}
+
 interface ActiveConfig {
   readonly config: RuntimeConfig;
   readonly policy: PolicyConfig;
@@ -455,7 +465,7 @@ export class ProxyServer implements ExchangeHooks {
       ex.metered = true;
       const cacheKey = read.cacheKey;
       const inspection = read.inspection;
-      const caller = { workspace: ex.workspace, model, harness: ex.headers.harness, session: ex.headers.session };
+      const caller: ToolCallContext = { workspace: ex.workspace, model, harness: ex.headers.harness, session: ex.headers.session, traceId: ex.id };
       const [budget, cached, ruling] = await Promise.all([
         reservation,
         cacheKey === null ? undefined : this.options.store.cacheGet(ex.workspace, cacheKey),
@@ -506,14 +516,15 @@ export class ProxyServer implements ExchangeHooks {
       const outgoing = new OutgoingBody(anomaly.steered ?? read.redacted ?? raw, model, () =>
         anomaly.steered !== null ? (JSON.parse(anomaly.steered) as object) : read.whole(),
       );
-      const request = {
+      // What every attempt sends with; what differs by attempt is a separate argument of send, never
+      // `{ ...request, reask }` (bench/README.md, "Garbage collection").
+      const request: UpstreamRequest = {
         raw,
         maxOutputTokens: maxOutputTokens(envelope.data),
         responsePolicy: route.inspectsResponse && Object.keys(policy.pii).length > 0 ? policy : null,
-        cache: anomaly.steered === null ? cache : null,
         notes: responseNotesFor(active.decide, ex, route, policy.shadow, this.options.logger),
         toolCalls: carriesToolCalls(route.kind)
-          ? ToolCallReview.of(this.toolPolicy(ex, active), { ...caller, traceId: ex.id }, {
+          ? ToolCallReview.of(this.toolPolicy(ex, active), caller, {
               shadow: policy.shadow,
               report: this.options.holds?.report,
               record: (r) => ex.recordToolCall(r),
@@ -537,9 +548,9 @@ export class ProxyServer implements ExchangeHooks {
             ? null
             : (answer: Buffer) =>
                 this.anomalies.reask(ex, route.kind, anomaly.reask!, answer, () =>
-                  this.send(ex, config, route, prepared, reasked!.for(upstreamModel), { ...request, cache: null }, hook),
+                  this.send(ex, config, route, prepared, reasked!.for(upstreamModel), request, { cache: null, reask: null }, hook),
                 );
-        this.send(ex, config, route, prepared, outgoing.for(upstreamModel), { ...request, reask }, hook);
+        this.send(ex, config, route, prepared, outgoing.for(upstreamModel), request, { cache: anomaly.steered === null ? cache : null, reask }, hook);
       }).start();
     } catch (err) {
       this.refuse(ex, err);
@@ -599,16 +610,8 @@ export class ProxyServer implements ExchangeHooks {
     route: ProviderRoute,
     prepared: PreparedTarget,
     body: Buffer | string,
-    request: {
-      raw: Buffer;
-      maxOutputTokens: number;
-      responsePolicy: PolicyConfig | null;
-      cache: ((response: CachedResponse) => void) | null;
-      reask?: ((answer: Buffer) => boolean) | null;
-      notes: RelayRequest['notes'];
-      toolCalls: ToolCallReview | null;
-      responseRules: ResponseReview | null;
-    },
+    request: UpstreamRequest,
+    attempt: { cache: ((response: CachedResponse) => void) | null; reask: ((answer: Buffer) => boolean) | null },
     hook: RetryHook,
   ): void {
     ex.model = prepared.resolved.requested;
@@ -627,8 +630,8 @@ export class ProxyServer implements ExchangeHooks {
       responsePolicy: request.responsePolicy,
       inspect: this.inspect,
       retry: hook,
-      cache: request.cache,
-      reask: request.reask ?? null,
+      cache: attempt.cache,
+      reask: attempt.reask,
       notes: request.notes,
       toolCalls: request.toolCalls,
       responseRules: request.responseRules,

@@ -100,10 +100,10 @@ export interface SpawnedProxy extends SpawnedCommand {
 
 /**
  * A real `svc <command>` from dist/ as a child process, once it has printed its ready line; killed
- * when the test ends. Rejects with its stderr if it exits first.
+ * when the test ends. Rejects with its stderr if it exits first. `nodeArgs` go to node itself.
  */
-export async function spawnCommand(t: Teardown, args: string[], env: NodeJS.ProcessEnv = {}): Promise<SpawnedCommand> {
-  const child = spawn(process.execPath, [CLI, ...args], {
+export async function spawnCommand(t: Teardown, args: string[], env: NodeJS.ProcessEnv = {}, nodeArgs: string[] = []): Promise<SpawnedCommand> {
+  const child = spawn(process.execPath, [...nodeArgs, CLI, ...args], {
     env: { ...process.env, SVC_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -127,8 +127,8 @@ export async function spawnCommand(t: Teardown, args: string[], env: NodeJS.Proc
 }
 
 /** The real `svc proxy` command, on a free port. */
-export async function spawnProxy(t: Teardown, args: string[], env: NodeJS.ProcessEnv = {}): Promise<SpawnedProxy> {
-  const proxy = await spawnCommand(t, ['proxy', '--port', '0', ...args], env);
+export async function spawnProxy(t: Teardown, args: string[], env: NodeJS.ProcessEnv = {}, nodeArgs: string[] = []): Promise<SpawnedProxy> {
+  const proxy = await spawnCommand(t, ['proxy', '--port', '0', ...args], env, nodeArgs);
   const port = Number(/:(\d+) /.exec(proxy.readyLine)?.[1]);
   return { ...proxy, url: `http://127.0.0.1:${port}`, port };
 }
