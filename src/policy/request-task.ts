@@ -2,6 +2,7 @@ import { Buffer } from 'node:buffer';
 import { exactCacheKey, isCacheable } from '../lib/cache-key.js';
 import { asBuffer } from '../lib/bytes.js';
 import { isJsonObject } from '../lib/json.js';
+import { plainReport } from './anomaly/detect.js';
 import { inspectBody, type Inspection } from './inspect.js';
 import type { PolicyConfig } from './policy-config.js';
 import { requestText } from './wasm/call-text.js';
@@ -47,7 +48,8 @@ export function runRequestBodyTask(task: RequestBodyTask): RequestBodyResult {
   for (const [field, value] of Object.entries(parsed)) if (typeof value !== 'object' || value === null) head[field] = value;
   // Keyed on the body as sent: inspection redacts it in place.
   const cacheKey = task.cacheKeyPrefix !== null && isCacheable(parsed) ? exactCacheKey(task.cacheKeyPrefix, parsed) : null;
-  const inspection = inspectBody(task.policy, parsed);
+  const { verdict, findings, blockedBy, shadow, anomaly } = inspectBody(task.policy, parsed);
+  const inspection: Inspection = { verdict, findings, blockedBy, shadow, anomaly: anomaly === null ? null : plainReport(anomaly) };
   // Rules see the body as it will be sent on, as they do when it is inspected on the main thread.
   const text = task.wantsText ? requestText(parsed) : null;
   return { ok: true, head, inspection, body: inspection.verdict === 'modified' ? sharedUtf8(JSON.stringify(parsed)) : null, cacheKey, text };

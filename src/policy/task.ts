@@ -1,3 +1,4 @@
+import { plainReport } from './anomaly/detect.js';
 import { inspectBody, type Inspection } from './inspect.js';
 import type { PolicyConfig } from './policy-config.js';
 
@@ -20,6 +21,8 @@ export function inspectParsed(policy: PolicyConfig, parsed: unknown): Inspection
   return { verdict, findings, blockedBy, shadow, anomaly, body: verdict === 'modified' ? JSON.stringify(parsed) : null };
 }
 
+/** In a worker: the result goes back to the main thread as plain data. */
 export function runInspection(task: InspectionTask): InspectionResult {
-  return inspectParsed(task.policy, JSON.parse(task.body));
+  const { verdict, findings, blockedBy, shadow, anomaly, body } = inspectParsed(task.policy, JSON.parse(task.body));
+  return { verdict, findings, blockedBy, shadow, anomaly: anomaly === null ? null : plainReport(anomaly), body };
 }

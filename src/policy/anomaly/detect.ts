@@ -14,8 +14,8 @@ export interface AnomalyReport {
   readonly toolPins: Readonly<Record<string, ToolPin>>;
   /**
    * Names the session when the request carries no session header. Computed when first read: in
-   * the proxy's own thread only when no header names the session; a report from a worker has it
-   * computed as it is copied back.
+   * the proxy's own thread only when no header names the session; a worker computes it before
+   * handing the report back (plainReport).
    */
   readonly fingerprint: string;
 }
@@ -38,12 +38,33 @@ export function detectAnomalies(body: unknown, dlpSightings: readonly DlpSightin
   for (const f of [detectCodeAsAction(history), tools.poisoning, detectDlpEscalation(dlpSightings, history.turnOfMessage)]) {
     if (f !== null) findings.push(f);
   }
-  let fingerprint: string | undefined;
-  return {
-    findings,
-    toolPins: tools.toolPins,
-    get fingerprint() {
-      return (fingerprint ??= fingerprintOf(body));
-    },
-  };
+  return new Report(findings, tools.toolPins, body);
+}
+
+/**
+ * A report whose fingerprint is computed when first read. The getter is the class's, so every
+ * report shares one hidden class: an object literal with a getter of its own is made a dictionary,
+ * which kept the request's objects alive past their request and into the old generation
+ * (bench/README.md, "Garbage collection"). Its fields are the report's only own properties.
+ */
+class Report implements AnomalyReport {
+  readonly #body: JsonObject;
+  #fingerprint: string | undefined;
+
+  constructor(
+    readonly findings: ReadonlyArray<AnomalyFinding | LoopFinding>,
+    readonly toolPins: Readonly<Record<string, ToolPin>>,
+    body: JsonObject,
+  ) {
+    this.#body = body;
+  }
+
+  get fingerprint(): string {
+    return (this.#fingerprint ??= fingerprintOf(this.#body));
+  }
+}
+
+/** The report as plain data, its fingerprint computed: what a worker hands back to the main thread. */
+export function plainReport(report: AnomalyReport): AnomalyReport {
+  return { findings: report.findings, toolPins: report.toolPins, fingerprint: report.fingerprint };
 }
