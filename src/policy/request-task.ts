@@ -49,7 +49,7 @@ export function runRequestBodyTask(task: RequestBodyTask): RequestBodyResult {
   // Keyed on the body as sent: inspection redacts it in place.
   const cacheKey = task.cacheKeyPrefix !== null && isCacheable(parsed) ? exactCacheKey(task.cacheKeyPrefix, parsed) : null;
   const { verdict, findings, blockedBy, shadow, anomaly } = inspectBody(task.policy, parsed);
-  const inspection: Inspection = { verdict, findings, blockedBy, shadow, anomaly: anomaly === null ? null : plainReport(anomaly) };
+  const inspection: Inspection = { verdict, findings, blockedBy, shadow, anomaly: plainReport(anomaly) };
   // Rules see the body as it will be sent on, as they do when it is inspected on the main thread.
   const text = task.wantsText ? requestText(parsed) : null;
   return { ok: true, head, inspection, body: inspection.verdict === 'modified' ? sharedUtf8(JSON.stringify(parsed)) : null, cacheKey, text };

@@ -24,5 +24,5 @@ export function inspectParsed(policy: PolicyConfig, parsed: unknown): Inspection
 /** In a worker: the result goes back to the main thread as plain data. */
 export function runInspection(task: InspectionTask): InspectionResult {
   const { verdict, findings, blockedBy, shadow, anomaly, body } = inspectParsed(task.policy, JSON.parse(task.body));
-  return { verdict, findings, blockedBy, shadow, anomaly: anomaly === null ? null : plainReport(anomaly), body };
+  return { verdict, findings, blockedBy, shadow, anomaly: plainReport(anomaly), body };
 }

@@ -130,10 +130,6 @@ export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || host.startsWith('127.');
 }
 
-/**
- * Everything derived from one configuration, built once when it is applied and captured by each
- * request at intake, so a request never mixes two config versions however long it runs.
- */
 /** What every attempt of a request sends with. */
 interface UpstreamRequest {
   raw: Buffer;
@@ -144,6 +140,10 @@ interface UpstreamRequest {
   responseRules: ResponseReview | null;
 }
 
+/**
+ * Everything derived from one configuration, built once when it is applied and captured by each
+ * request at intake, so a request never mixes two config versions however long it runs.
+ */
 interface ActiveConfig {
   readonly config: RuntimeConfig;
   readonly policy: PolicyConfig;

@@ -65,6 +65,6 @@ class Report implements AnomalyReport {
 }
 
 /** The report as plain data, its fingerprint computed: what a worker hands back to the main thread. */
-export function plainReport(report: AnomalyReport): AnomalyReport {
-  return { findings: report.findings, toolPins: report.toolPins, fingerprint: report.fingerprint };
+export function plainReport(report: AnomalyReport | null): AnomalyReport | null {
+  return report === null ? null : { findings: report.findings, toolPins: report.toolPins, fingerprint: report.fingerprint };
 }

@@ -86,5 +86,5 @@ t.test('the fingerprint is computed only when something reads it: a session head
   const watched = Object.defineProperty({}, 'fingerprint', { get: () => t.fail('read the fingerprint although a header names the session') }) as { fingerprint: string };
   t.equal(AnomalySessions.key('w', 'session-1', watched), 'w\u0000session-1');
   t.equal(AnomalySessions.key('w', null, report), `w\u0000fp:${fingerprintOf({ messages: [{ role: 'user', content: 'task A' }] })}`);
-  t.equal(structuredClone(plainReport(report)).fingerprint, report.fingerprint, 'a report a worker hands back carries it as a value');
+  t.equal(structuredClone(plainReport(report))!.fingerprint, report.fingerprint, 'a report a worker hands back carries it as a value');
 });
