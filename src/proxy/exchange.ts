@@ -1,5 +1,6 @@
 import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
 import { traceId } from '../lib/ids.js';
+import type { Slotted } from '../lib/slot-set.js';
 import { SvcError } from '../lib/errors.js';
 import type { Finding } from '../policy/inspect.js';
 import type { AttemptRecord } from './upstream-call.js';
@@ -53,8 +54,10 @@ const HEAD_OVERHEAD_BYTES = 256;
  * One client request from intake to its last byte: owns the uWS response (every write is corked
  * and skipped once the client is gone), the trace record, and the abort wiring to the upstream.
  */
-export class Exchange {
+export class Exchange implements Slotted {
   readonly id: string;
+  /** Its place in the proxy's set of requests in flight (SlotSet); -1 outside it. */
+  slot = -1;
   readonly startedAt = performance.now();
   private readonly startedWall = Date.now();
   /** The client closed the connection. */

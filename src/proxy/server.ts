@@ -12,6 +12,7 @@ import {
   UnsupportedMediaTypeError,
 } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
+import { SlotSet } from '../lib/slot-set.js';
 import { listenExclusive, listenShared } from '../lib/listen.js';
 import { VERSION } from '../lib/version.js';
 import type { RuntimeConfig } from '../config/runtime.js';
@@ -162,7 +163,7 @@ export class ProxyServer implements ExchangeHooks {
   private readonly app: TemplatedApp;
   private readonly pools: PoolRegistry;
   private listenSocket: us_listen_socket | null = null;
-  private readonly inflight = new Set<Exchange>();
+  private readonly inflight = new SlotSet<Exchange>();
   private requests = 0;
   private draining = false;
   private readonly startedAt = Date.now();
