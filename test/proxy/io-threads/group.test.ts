@@ -208,9 +208,10 @@ t.test('auto: one thread at rest, a second once the main thread stays busy (wher
   t.equal((await health(proxy)).ioThreads.length, 1, 'one thread at rest');
   // auto may start up to one thread per core, on Linux only.
   const grown = Math.min(2, maxAutoIoThreads());
-  // Heavy to inspect (90 KB with digits for DLP to weigh) and cheap to send: the proxy's main thread
-  // stays busy even when this process, which sends the load and plays the provider, gets less CPU.
-  const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'build 4.12.7 passed 318 tests in 41.2 s (commit 9f3c2e1). '.repeat(1500) }] };
+  // Heavy to inspect (200 KB with digits for DLP to weigh, under the 256 KB inspected inline) and
+  // cheap to send: the proxy's main thread stays busy even when this process, which sends the load
+  // and plays the provider, gets less CPU.
+  const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'build 4.12.7 passed 318 tests in 41.2 s (commit 9f3c2e1). '.repeat(3500) }] };
   const payload = JSON.stringify(body);
   let loading = true;
   const load = Promise.all(
