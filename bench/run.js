@@ -17,6 +17,7 @@ import { compareToBaseline, formatComparison, readBaseline } from './lib/baselin
 import { formatReport, gitCommit, machine, writeReport } from './lib/report.js';
 import { shapeOf } from './lib/scenarios.js';
 import { installedRulesDir } from './lib/wasm-rules.js';
+import { PII_REDACTING } from './lib/policy.js';
 
 /** @typedef {import('./lib/options.js').BenchOptions} BenchOptions */
 /** @typedef {import('./lib/children.js').Server} Server */
@@ -166,9 +167,7 @@ function startMock() {
  * @param {string} [wasmDir]  the folder of installed WASM rules, when the scenario wants some
  */
 /** The policy every scenario runs: the defaults (injection, anomaly, metering, traces) with all five DLP detectors redacting. */
-const PROXY_CONFIG = {
-  piiDetectors: { 'pii.card': 'redact', 'pii.iban': 'redact', 'pii.ssn': 'redact', 'pii.email': 'redact', 'pii.phone': 'redact' },
-};
+const PROXY_CONFIG = { piiDetectors: PII_REDACTING };
 
 function startProxy(upstreamUrl, options, svcHome, profile, ioThreads, valkeyUrl, wasmDir) {
   const threads = options.threads === undefined ? [] : ['--threads', String(options.threads)];

@@ -8,6 +8,7 @@
  * help the next.
  */
 import { readFileSync, readdirSync } from 'node:fs';
+import { PII_REDACTING } from '../lib/policy.js';
 import { medianSeconds } from './timing.js';
 
 const FIXTURES = new URL('../../test/fixtures/harness-requests/', import.meta.url);
@@ -20,9 +21,7 @@ export const harnessInspectBenchmark = {
   async run() {
     const { inspectBody } = await import('../../dist/policy/inspect.js');
     const { buildPolicyConfig } = await import('../../dist/policy/policy-config.js');
-    const redact = /** @type {const} */ ('redact');
-    const settings = { piiDetectors: { 'pii.card': redact, 'pii.iban': redact, 'pii.ssn': redact, 'pii.email': redact, 'pii.phone': redact } };
-    const policy = buildPolicyConfig({ version: 'bench', settings, localPii: undefined, env: {} });
+    const policy = buildPolicyConfig({ version: 'bench', settings: { piiDetectors: PII_REDACTING }, localPii: undefined, env: {} });
     const requests = readdirSync(FIXTURES)
       .filter((f) => f.endsWith('.json'))
       .map((f) => ({ name: f.replace(/\.json$/, ''), raw: JSON.stringify(JSON.parse(readFileSync(new URL(f, FIXTURES), 'utf8')).body) }));

@@ -5,12 +5,12 @@
  * mix prose with the digits and addresses that make the redactor hold text back.
  */
 import { chatStream, PROSE_WORDS } from '../lib/chat-streams.js';
+import { PII_REDACTING } from '../lib/policy.js';
 import { medianSeconds } from './timing.js';
 
 const STREAMS = 400;
 const CONTENT_CHUNKS_PER_STREAM = 50;
 const WORDS = [...PROSE_WORDS, ' on', ' line', ' 42', ' of', ' v', '4', '.12', ';', ' ask', ' ops', '@', 'example', '.com', '.\n'];
-const PII_REDACTING = { 'pii.card': 'redact', 'pii.iban': 'redact', 'pii.ssn': 'redact', 'pii.email': 'redact', 'pii.phone': 'redact' };
 
 /** @type {import('./index.js').MicroBenchmark} */
 export const streamRedactorBenchmark = {
@@ -19,7 +19,7 @@ export const streamRedactorBenchmark = {
   async run() {
     const { StreamRedactor } = await import('../../dist/policy/stream.js');
     const { buildPolicyConfig } = await import('../../dist/policy/policy-config.js');
-    const policy = buildPolicyConfig({ version: 'bench', settings: { piiDetectors: /** @type {any} */ (PII_REDACTING) }, localPii: undefined, env: {} });
+    const policy = buildPolicyConfig({ version: 'bench', settings: { piiDetectors: PII_REDACTING }, localPii: undefined, env: {} });
     const streams = Array.from({ length: STREAMS }, (_, n) => chatStream(n, CONTENT_CHUNKS_PER_STREAM, WORDS).map((event) => Buffer.from(event)));
     const events = streams.reduce((sum, stream) => sum + stream.length, 0);
     let findings = 0;
