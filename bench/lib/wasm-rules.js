@@ -12,16 +12,29 @@ const ASSEMBLY = fileURLToPath(new URL('../../assembly/', import.meta.url));
 const EXAMPLES = ['rules/destructive-shell.ts', 'rules/latest-image.ts', 'rules/force-push.ts', 'index.ts'];
 
 /**
+ * How a rule is built: `svc` as `svc policy compile` builds it (the stub runtime, rewound by the
+ * host after each call), `incremental` with asc's default runtime and its garbage collector, as a
+ * rule built by other means (the module then keeps its heap between calls).
+ * @typedef {'svc' | 'incremental'} RuleBuild
+ */
+
+/**
  * Compiles the example rules into `dir`.
  * @param {string} dir
+ * @param {RuleBuild} build
  * @returns {Promise<string[]>} the modules' paths
  */
-async function compileExamples(dir) {
+async function compileExamples(dir, build) {
   const { compileRule } = await import('../../dist/policy/wasm/compile.js');
+  const { default: asc } = await import('assemblyscript/asc');
   const out = [];
   for (const src of EXAMPLES) {
     const path = join(dir, src.replace(/[/.]/g, '_') + '.wasm');
-    await compileRule({ src: join(ASSEMBLY, src), out: path, debug: false });
+    if (build === 'svc') await compileRule({ src: join(ASSEMBLY, src), out: path, debug: false });
+    else {
+      const result = await asc.main([join(ASSEMBLY, src), '--outFile', path, '--runtime', 'incremental', '--importMemory', '-O3', '--noAssert']);
+      if (result.error) throw result.error;
+    }
     out.push(path);
   }
   return out;
@@ -31,11 +44,12 @@ async function compileExamples(dir) {
  * A folder holding `count` installed rules, under `parent` (which the caller removes).
  * @param {number} count
  * @param {string} [parent]
+ * @param {RuleBuild} [build]
  * @returns {Promise<string>}
  */
-export async function installedRulesDir(count, parent = tmpdir()) {
+export async function installedRulesDir(count, parent = tmpdir(), build = 'svc') {
   const work = await mkdtemp(join(parent, 'wasm-'));
-  const modules = await compileExamples(work);
+  const modules = await compileExamples(work, build);
   const dir = join(work, 'installed');
   await mkdir(dir);
   for (let i = 0; i < count; i++) await copyFile(/** @type {string} */ (modules[i % modules.length]), join(dir, `${100 + i}_rule${i}.wasm`));

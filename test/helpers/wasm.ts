@@ -82,6 +82,33 @@ export function svc_evaluate(): i32 {
   if (toolName() == "hog") while (true) keep.push(new ArrayBuffer(1 << 20));
   return 0;
 }`,
+  /** Keeps what it sees between calls, where the host lets it: a counter, a list, a table built on first use. */
+  remembers: `
+import { block, toolName } from "SDK";
+export { svc_abi_version } from "SDK";
+let calls: i32 = 0;
+const seen = new Array<string>();
+let table: Map<string, i32> | null = null;
+export function svc_evaluate(): i32 {
+  calls++;
+  seen.push(toolName());
+  if (table == null) {
+    const built = new Map<string, i32>();
+    built.set("read_file", 1);
+    built.set("bash", 2);
+    table = built;
+  }
+  const known = table!.has(toolName()) ? table!.get(toolName()) : 0;
+  return block("calls=" + calls.toString() + " seen=" + seen.join(",") + " known=" + known.toString());
+}`,
+  /** Allocates a mebibyte on every call and keeps none of it. */
+  allocates: `
+export { svc_abi_version } from "SDK";
+export function svc_evaluate(): i32 {
+  const buffer = new Uint8Array(1 << 20);
+  buffer[buffer.length - 1] = 1;
+  return buffer[buffer.length - 1] == 1 ? 0 : 1;
+}`,
 } as const;
 
 export type ExampleRule = 'index' | 'destructive-shell' | 'latest-image' | 'force-push';
@@ -108,20 +135,27 @@ export async function compileRules<N extends ExampleRule | TestRule>(t: Teardown
 }
 
 /**
- * Compiles a test rule the way `svc policy compile` does, except that the module keeps its own
- * memory instead of importing it (as a module built by other means might).
+ * Compiles a test rule with asc and `flags` instead of the way `svc policy compile` does, as a
+ * module built by other means might be.
  */
-export async function compileWithOwnMemory(t: Teardown, name: TestRule): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'svc-wasm-own-memory-'));
+export async function compileWithAsc(t: Teardown, name: TestRule, flags: readonly string[]): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'svc-wasm-asc-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const src = join(dir, `${name}.ts`);
   const sdk = relative(dir, join(ASSEMBLY, 'sdk/index')).replace(/\\/g, '/');
   await writeFile(src, TEST_RULES[name].replaceAll('"SDK"', JSON.stringify(sdk)));
   const out = join(dir, `${name}.wasm`);
   const { default: asc } = await import('assemblyscript/asc');
-  const result = await asc.main([src, '--outFile', out, '--runtime', 'incremental', '-O3']);
-  if (result.error) throw result.error;
+  let diagnostics = '';
+  const sink = { write: (chunk: string | Uint8Array) => ((diagnostics += chunk.toString()), true) };
+  const result = await asc.main([src, '--outFile', out, ...flags], { stdout: sink, stderr: sink });
+  if (result.error) throw new Error(`${result.error.message}\n${diagnostics}`);
   return out;
+}
+
+/** A test rule with the incremental runtime and a memory of its own (not imported). */
+export function compileWithOwnMemory(t: Teardown, name: TestRule): Promise<string> {
+  return compileWithAsc(t, name, ['--runtime', 'incremental', '-O3']);
 }
 
 /** A tool call's context, as `svc policy test --mock` takes it. */

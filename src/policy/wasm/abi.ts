@@ -7,6 +7,13 @@ import { z } from 'zod';
  */
 export const ABI_VERSION = 1;
 
+/**
+ * The optional export of a rule built on the stub runtime (`svc policy compile` builds every rule
+ * so, see assembly/sdk/arena.ts): `svc_arena_top(): usize`, where its heap ends once started. The
+ * host then rewinds its memory below that point and its globals after every call.
+ */
+export const ARENA_TOP_EXPORT = 'svc_arena_top';
+
 export const RULE_KINDS = ['request', 'tool_call', 'response'] as const;
 export type RuleKind = (typeof RULE_KINDS)[number];
 

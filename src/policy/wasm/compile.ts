@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 export interface CompileOptions {
   readonly src: string;
@@ -8,10 +9,17 @@ export interface CompileOptions {
   readonly debug: boolean;
 }
 
-/** The asc flags every rule is built with: memory imported so the host can cap it. */
+/** Built into every rule: it marks a heap the host puts back after each call (assembly/sdk/arena.ts). */
+const ARENA_ENTRY = fileURLToPath(new URL('../../../assembly/sdk/arena.ts', import.meta.url));
+
+/**
+ * The asc flags every rule is built with: memory imported so the host can cap it, and the stub
+ * runtime (an allocator that never frees) with the arena entry, so the host rewinds the heap after
+ * each call instead of the rule collecting garbage.
+ */
 export function ascArguments(options: CompileOptions): string[] {
   const mode = options.debug ? ['--debug', '--sourceMap'] : ['-O3', '--noAssert'];
-  return [options.src, '--outFile', options.out, '--runtime', 'incremental', '--importMemory', ...mode];
+  return [options.src, ARENA_ENTRY, '--outFile', options.out, '--runtime', 'stub', '--importMemory', ...mode];
 }
 
 export class CompileError extends Error {}

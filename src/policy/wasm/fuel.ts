@@ -7,17 +7,25 @@
 /**
  * What metering adds to a module's exports: a setter and a getter of its fuel (an i32 global,
  * zero until the host fills it; functions, as a call into WebAssembly costs a fraction of reading
- * or writing an exported global from JavaScript), and its start function, which the host calls
- * once it has given the module fuel. No rule may export these names itself.
+ * or writing an exported global from JavaScript); its start function, which the host calls once it
+ * has given the module fuel; and a pair that saves and restores the module's own mutable globals
+ * (not the fuel), with which the host rewinds an arena rule after each call. No rule may export
+ * these names itself.
  */
-export const METERING_EXPORTS = { setFuel: '__svc_set_fuel', getFuel: '__svc_get_fuel', start: '__svc_start' } as const;
+export const METERING_EXPORTS = {
+  setFuel: '__svc_set_fuel',
+  getFuel: '__svc_get_fuel',
+  start: '__svc_start',
+  saveGlobals: '__svc_save_globals',
+  restoreGlobals: '__svc_restore_globals',
+} as const;
 
 /**
  * Fuel per rule per call (and for starting a rule) when the configuration does not say. The
- * example rules spend 50,000–200,000 on an ordinary shell command and about 1,000 (one check) to
- * 3,500 (`assembly/index.ts`, three checks) more per character of command, so this fits commands
- * of 14,000 characters with all three checks; an endless loop stopped at this budget has held
- * its thread for about 25 ms on these machines.
+ * example rules spend 25,000–35,000 on an ordinary shell command and 250–2,600 more per character
+ * of command (the most for a line of one-letter commands split for all three checks of
+ * `assembly/index.ts`), so this fits commands of 19,000 to 180,000 characters; an endless loop
+ * stopped at this budget has held its thread for about 25 ms on these machines.
  */
 export const DEFAULT_FUEL = 50_000_000;
 export const MIN_FUEL = 10_000;
@@ -34,7 +42,7 @@ export const HOST_FUEL_PER_CHARS_SHIFT = 3;
 /** Whether a compiled module has the exports metering adds (and so runs no code before the host gives it fuel). */
 export function hasMeteringExports(module: WebAssembly.Module): boolean {
   const names = new Set(WebAssembly.Module.exports(module).map((e) => e.name));
-  return Object.values(METERING_EXPORTS).every((name) => name === METERING_EXPORTS.start || names.has(name));
+  return names.has(METERING_EXPORTS.setFuel) && names.has(METERING_EXPORTS.getFuel);
 }
 
 /** A rule's fuel ran out: it was stopped. */

@@ -1,5 +1,5 @@
 import { instantiateSync } from '@assemblyscript/loader';
-import { ABI_VERSION, ALL_KINDS, FIELDS, VERDICT_CODES, type RuleContext, type RuleOutcome, type ToolInputForm } from './abi.js';
+import { ABI_VERSION, ALL_KINDS, ARENA_TOP_EXPORT, FIELDS, VERDICT_CODES, type RuleContext, type RuleOutcome, type ToolInputForm } from './abi.js';
 import { FuelExhaustedError, HOST_CALL_FUEL, HOST_FUEL_PER_CHARS_SHIFT, METERING_EXPORTS } from './fuel.js';
 import type { DeclaredMemory } from './module-memory.js';
 
@@ -102,6 +102,8 @@ export class RuleInstance {
   private viewed = new ArrayBuffer(0);
   /** The KIND_BITS this rule evaluates. */
   readonly kinds: number;
+  /** An arena rule's state once started, put back after every call; null for any other rule. */
+  private readonly arena: { readonly image: Uint8Array; readonly restoreGlobals: () => void } | null = null;
 
   constructor(
     module: WebAssembly.Module,
@@ -182,6 +184,24 @@ export class RuleInstance {
     if (version !== ABI_VERSION) throw new RuleLoadError(`it speaks ABI version ${String(version)}; this host speaks ${ABI_VERSION}`);
     this.evaluateFn = exports.svc_evaluate as () => number;
     this.kinds = typeof exports.svc_kinds === 'function' ? this.start('svc_kinds', exports.svc_kinds as () => number) & ALL_KINDS : ALL_KINDS;
+    this.arena = this.startArena(exports);
+  }
+
+  /**
+   * For a metered rule built on the stub runtime (it exports ARENA_TOP_EXPORT): its memory below
+   * the heap's end and its globals as they are now, once started. An unmetered module has no
+   * means to restore its globals and keeps its state between calls.
+   */
+  private startArena(exports: RuleExports): RuleInstance['arena'] {
+    const top = exports[ARENA_TOP_EXPORT];
+    const save = exports[METERING_EXPORTS.saveGlobals];
+    const restoreGlobals = exports[METERING_EXPORTS.restoreGlobals];
+    if (typeof top !== 'function' || this.fuel === null || typeof save !== 'function' || typeof restoreGlobals !== 'function') return null;
+    const end = this.start(ARENA_TOP_EXPORT, top as () => number) >>> 0;
+    const bytes = this.bytes();
+    if (end > bytes.length) throw new RuleLoadError(`${ARENA_TOP_EXPORT} answered ${end}, past the end of its memory (${bytes.length} bytes)`);
+    (save as () => void)();
+    return { image: new Uint8Array(bytes.subarray(0, end)), restoreGlobals: restoreGlobals as () => void };
   }
 
   /** Whether this instance is metered (then every call runs on a budget). */
@@ -210,6 +230,7 @@ export class RuleInstance {
       throw new Error(`it trapped with ${this.memory.buffer.byteLength} of its ${this.capBytes} memory bytes in use: ${(err as Error).message}`);
     } finally {
       this.subject = null;
+      if (this.arena !== null) this.rewind(this.arena);
     }
     switch (code) {
       case VERDICT_CODES.allow:
@@ -233,6 +254,12 @@ export class RuleInstance {
     } catch (err) {
       throw new RuleLoadError(this.exhausted() ? `${name} ran out of fuel (${this.budget} units) and was stopped` : `${name} trapped: ${(err as Error).message}`);
     }
+  }
+
+  /** Puts an arena rule back as it was once started: what a call allocated or changed is gone. */
+  private rewind(arena: NonNullable<RuleInstance['arena']>): void {
+    this.bytes().set(arena.image, 0);
+    arena.restoreGlobals();
   }
 
   private bytes(): Buffer {

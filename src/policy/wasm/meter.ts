@@ -326,6 +326,43 @@ function enteredFromOutside(mod: binaryen.Module): Set<string> {
   return names;
 }
 
+/** The module's own mutable globals (not imported ones), before the fuel is added. */
+function ownMutableGlobals(mod: binaryen.Module): binaryen.GlobalInfo[] {
+  const out: binaryen.GlobalInfo[] = [];
+  for (let i = 0; i < mod.getNumGlobals(); i++) {
+    const info = binaryen.getGlobalInfo(mod.getGlobalByIndex(i));
+    if (info.mutable && !info.module) out.push(info);
+  }
+  return out;
+}
+
+function zero(mod: binaryen.Module, type: binaryen.Type): Ref {
+  if (type === binaryen.i32) return mod.i32.const(0);
+  if (type === binaryen.i64) return mod.i64.const(0, 0);
+  if (type === binaryen.f32) return mod.f32.const(0);
+  if (type === binaryen.f64) return mod.f64.const(0);
+  return mod.v128.const(new Array<number>(16).fill(0));
+}
+
+/**
+ * Exported functions that copy each of `globals` into a shadow global and back (not metered: the
+ * host calls them between a rule's calls, and they are as long as the module has globals).
+ */
+function addGlobalsSnapshot(mod: binaryen.Module, globals: readonly binaryen.GlobalInfo[]): void {
+  const save: Ref[] = [];
+  const restore: Ref[] = [];
+  globals.forEach((global, i) => {
+    const shadow = `svc$saved_global${i}`;
+    mod.addGlobal(shadow, global.type, true, zero(mod, global.type));
+    save.push(mod.global.set(shadow, mod.global.get(global.name, global.type)));
+    restore.push(mod.global.set(global.name, mod.global.get(shadow, global.type)));
+  });
+  mod.addFunction('svc$save_globals', binaryen.none, binaryen.none, [], mod.block(null, save, binaryen.none));
+  mod.addFunctionExport('svc$save_globals', METERING_EXPORTS.saveGlobals);
+  mod.addFunction('svc$restore_globals', binaryen.none, binaryen.none, [], mod.block(null, restore, binaryen.none));
+  mod.addFunctionExport('svc$restore_globals', METERING_EXPORTS.restoreGlobals);
+}
+
 function firstLine(text: string): string {
   const line = text.split('\n').find((l) => l.trim() !== '') ?? '';
   return line.trim().slice(0, 300);
@@ -357,6 +394,7 @@ export function meterModule(bytes: Uint8Array): Uint8Array {
       const info = binaryen.getFunctionInfo(fn);
       if (!info.module && api.Function.getBody(fn) !== 0) defined.set(info.name, fn);
     }
+    const globals = ownMutableGlobals(mod);
     const calls = new Map([...defined].map(([name, fn]) => [name, directCalls(api.Function.getBody(fn))]));
     const paysOnEntry = new Set([...recursive(calls), ...enteredFromOutside(mod)]);
     mod.addGlobal(FUEL, binaryen.i32, true, mod.i32.const(0));
@@ -397,6 +435,7 @@ export function meterModule(bytes: Uint8Array): Uint8Array {
     mod.addFunctionExport('svc$set_fuel', METERING_EXPORTS.setFuel);
     mod.addFunction('svc$get_fuel', binaryen.none, binaryen.i32, [], mod.global.get(FUEL, binaryen.i32));
     mod.addFunctionExport('svc$get_fuel', METERING_EXPORTS.getFuel);
+    addGlobalsSnapshot(mod, globals);
     const metered = quietly(() => mod.validate());
     if (!metered.value) throw new RuleMeteringError(`its metered form does not validate: ${firstLine(metered.said)}`);
     return mod.emitBinary();

@@ -1,0 +1,73 @@
+import t from 'tap';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createLogger } from '../../../src/lib/logger.js';
+import { ARENA_TOP_EXPORT } from '../../../src/policy/wasm/abi.js';
+import { sha256 } from '../../../src/policy/wasm/rule-files.js';
+import { WasmRuleRunner } from '../../../src/policy/wasm/runner.js';
+import { buildSnapshot, type RuleSetSnapshot } from '../../../src/policy/wasm/snapshot.js';
+import { ASSEMBLY, compileRules, compileWithAsc, shellCall } from '../../helpers/wasm.js';
+
+// Every rule is metered when it loads (binaryen in a child process): slow on a loaded machine.
+t.setTimeout(600_000);
+
+const rules = await compileRules(t, ['remembers', 'allocates', 'index']);
+/** The same rule as asc builds it by default: the incremental runtime, which frees, and so is not rewound. */
+const collected = await compileWithAsc(t, 'remembers', ['--runtime', 'incremental', '--importMemory', '-O3', '--noAssert']);
+
+async function setOf(name: string, path: string): Promise<RuleSetSnapshot> {
+  const bytes = new Uint8Array(await readFile(path));
+  return buildSnapshot([{ name, priority: 10, sha256: sha256(bytes), bytes }]);
+}
+
+function runner(t: Tap.Test, memoryCapPages = 256) {
+  const r = new WasmRuleRunner({ fuel: 5_000_000, memoryCapPages, failurePolicy: 'closed', logger: createLogger('silent') });
+  t.teardown(() => r.close());
+  return r;
+}
+
+t.test('svc policy compile builds rules on the stub runtime and marks them as arena rules', async (t) => {
+  const exports = WebAssembly.Module.exports(new WebAssembly.Module(await readFile(rules.index))).map((e) => e.name);
+  t.ok(exports.includes(ARENA_TOP_EXPORT));
+  const collectedExports = WebAssembly.Module.exports(new WebAssembly.Module(await readFile(collected))).map((e) => e.name);
+  t.notOk(collectedExports.includes(ARENA_TOP_EXPORT), 'a rule built otherwise is not one');
+});
+
+t.test('every call of an arena rule starts from the state the rule started in', async (t) => {
+  const r = runner(t);
+  const set = await setOf('remembers', rules.remembers);
+  const tools = ['bash', 'read_file', 'write_file', 'bash'];
+  for (let i = 0; i < 400; i++) {
+    const tool = tools[i % tools.length]!;
+    const d = await r.evaluate(set, { ...shellCall('ls'), toolName: tool });
+    const known = tool === 'bash' ? 2 : tool === 'read_file' ? 1 : 0;
+    // Its counter, its list and its table, built on first use, are as they were after it started: nothing of call i - 1 is left.
+    if (d.reason !== `calls=1 seen=${tool} known=${known}`) return t.fail(`call ${i}: ${d.reason}`);
+  }
+  t.pass('400 calls, each as if the first');
+});
+
+t.test('a rule built with a runtime that frees keeps its state between calls, as before', async (t) => {
+  const r = runner(t);
+  const set = await setOf('remembers', collected);
+  t.equal((await r.evaluate(set, shellCall('ls'))).reason, 'calls=1 seen=bash known=2');
+  t.equal((await r.evaluate(set, { ...shellCall('ls'), toolName: 'read_file' })).reason, 'calls=2 seen=bash,read_file known=1');
+});
+
+t.test('what an arena rule allocates in a call is given back when it ends', async (t) => {
+  // 1 MiB a call against a cap of 4 MiB: without the rewind the fourth call would fail.
+  const r = runner(t, 64);
+  const set = await setOf('allocates', rules.allocates);
+  for (let i = 0; i < 50; i++) {
+    const d = await r.evaluate(set, shellCall('ls'));
+    if (d.action !== 'allow' || d.failures.length > 0) return t.fail(`call ${i}: ${JSON.stringify(d)}`);
+  }
+  t.same(r.state(), { completed: 50, fuelExhausted: 0, instances: 1 }, 'one instance served them all');
+});
+
+t.test('the arena entry refuses to build on a runtime that frees', async (t) => {
+  await t.rejects(
+    compileWithAsc(t, 'allocates', [join(ASSEMBLY, 'sdk/arena.ts'), '--runtime', 'incremental', '--importMemory']),
+    /svc_arena_top needs the stub runtime/,
+  );
+});
