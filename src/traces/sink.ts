@@ -6,7 +6,7 @@ import type { TraceRecord } from './trace.js';
 export interface TraceSinkOptions {
   /** Folder of the JSON-lines files; undefined keeps traces in memory only. */
   dir: string | undefined;
-  /** Records kept in memory. */
+  /** The latest records kept in memory for `recent()`; none unless asked (the proxy reads none back). */
   ringSize?: number;
   /** Size at which the current file is rotated. */
   maxFileBytes?: number;
@@ -30,7 +30,7 @@ export interface TraceOutlet {
 }
 
 /**
- * Keeps the latest traces in a bounded ring and appends every record as one JSON line under
+ * Keeps the latest traces in a bounded ring (when asked) and appends every record as one JSON line under
  * `dir`, serialised and written in batches on a timer so the request path only pushes to arrays.
  */
 export class TraceSink implements TraceOutlet {
@@ -48,7 +48,7 @@ export class TraceSink implements TraceOutlet {
   private readonly maxQueued: number;
 
   constructor(private readonly options: TraceSinkOptions) {
-    this.ringSize = options.ringSize ?? 1000;
+    this.ringSize = options.ringSize ?? 0;
     this.maxFileBytes = options.maxFileBytes ?? 16 * 1024 * 1024;
     this.maxFiles = options.maxFiles ?? 5;
     this.maxQueued = options.maxQueued ?? 100_000;
@@ -62,7 +62,7 @@ export class TraceSink implements TraceOutlet {
   record(trace: TraceRecord): void {
     this.options.forward?.(trace);
     if (this.ring.length < this.ringSize) this.ring.push(trace);
-    else {
+    else if (this.ringSize > 0) {
       this.ring[this.ringStart] = trace;
       this.ringStart = (this.ringStart + 1) % this.ringSize;
     }

@@ -36,11 +36,11 @@ export async function startProxy(
     decide?: DecideRuntime;
     loadDecide?: (records: readonly unknown[]) => Promise<DecideRuntime>;
     holds?: HoldsClient;
-    /** How many traces `sink.recent()` keeps (the sink's own default: 1000). */
+    /** How many traces `sink.recent()` keeps (default 1000). */
     traceRing?: number;
   } = {},
 ): Promise<RunningProxy> {
-  const sink = new TraceSink({ dir: undefined, ringSize: opts.traceRing });
+  const sink = new TraceSink({ dir: undefined, ringSize: opts.traceRing ?? 1000 });
   const server = new ProxyServer({
     host: '127.0.0.1',
     port: 0,

@@ -12,6 +12,14 @@ t.test('the ring keeps the newest records, oldest first', async (t) => {
   t.same(sink.recent().map((r) => r.id), ['tr_2', 'tr_3', 'tr_4']);
 });
 
+t.test('unless asked, a sink keeps no record in memory, and still hands every one on', async (t) => {
+  const forwarded: string[] = [];
+  const sink = new TraceSink({ dir: undefined, forward: (trace) => forwarded.push(trace.id) });
+  for (let i = 0; i < 5; i++) sink.record(record(i));
+  t.same(sink.recent(), []);
+  t.same(forwarded, ['tr_0', 'tr_1', 'tr_2', 'tr_3', 'tr_4']);
+});
+
 t.test('records are appended as JSON lines and rotated at the size bound', async (t) => {
   const dir = t.testdir();
   const sink = new TraceSink({ dir, maxFileBytes: 2000, maxFiles: 2, flushIntervalMs: 10_000 });
