@@ -101,6 +101,16 @@ export function svc_evaluate(): i32 {
   const known = table!.has(toolName()) ? table!.get(toolName()) : 0;
   return block("calls=" + calls.toString() + " seen=" + seen.join(",") + " known=" + known.toString());
 }`,
+  /** Reports, as its block reason, the arguments \`a\`, \`b\` and \`a\` again, each as the host wrote it. */
+  'reads-arguments': `
+import { argument, block } from "SDK";
+export { svc_abi_version } from "SDK";
+export function svc_evaluate(): i32 {
+  const a = argument("a");
+  const b = argument("b");
+  const again = argument("a");
+  return block("a=" + (a == null ? "<none>" : a) + "|b=" + (b == null ? "<none>" : b) + "|a=" + (again == null ? "<none>" : again));
+}`,
   /** Allocates a mebibyte on every call and keeps none of it. */
   allocates: `
 export { svc_abi_version } from "SDK";

@@ -7,12 +7,17 @@ const PAGE_BYTES = 65536;
 const MAX_REASON_CHARS = 1000;
 /** Strings read from a rule up to this length are built char by char. */
 const SHORT_STRING = 32;
+/** Strings written into a rule up to this length are stored unit by unit. */
+const SHORT_WRITE = 256;
 /** Accessor charges are taken from the fuel once they add up to this much. */
 const SETTLE_EVERY = 4096;
 
 /** The call being evaluated, shared by every rule that evaluates it: its arguments are parsed once. */
 export class Subject {
   private parsedArguments: Record<string, unknown> | null | undefined;
+  /** The last argument asked for: a rule asks for its length, then for the argument itself. */
+  private lastName: string | null = null;
+  private lastArgument: string | null = null;
 
   constructor(readonly context: RuleContext) {}
 
@@ -42,9 +47,11 @@ export class Subject {
 
   /** A top-level argument: a string as itself, another value as JSON text; null when absent. */
   argument(name: string): string | null {
+    if (name === this.lastName) return this.lastArgument;
     const value = this.arguments()?.[name];
-    if (value === undefined) return null;
-    return typeof value === 'string' ? value : JSON.stringify(value);
+    this.lastName = name;
+    this.lastArgument = value === undefined ? null : typeof value === 'string' ? value : JSON.stringify(value);
+    return this.lastArgument;
   }
 
   private inputForm(): ToolInputForm | null {
@@ -137,7 +144,18 @@ export class RuleInstance {
     };
     const writeUtf16 = (text: string, dest: number) => {
       this.charge(text.length);
-      void this.bytes().write(text, dest, 'utf16le');
+      const bytes = this.bytes();
+      const length = text.length;
+      if (length > SHORT_WRITE || dest < 0 || dest + length * 2 > bytes.length) {
+        void bytes.write(text, dest, 'utf16le');
+        return;
+      }
+      // A short string: storing its units here is faster than calling into the encoder.
+      for (let i = 0, at = dest; i < length; i++, at += 2) {
+        const unit = text.charCodeAt(i);
+        bytes[at] = unit;
+        bytes[at + 1] = unit >>> 8;
+      }
     };
     const answer = (text: string | null) => {
       this.charge(0);

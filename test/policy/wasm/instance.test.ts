@@ -11,7 +11,7 @@ import { ASSEMBLY, compileRules, compileWithAsc, shellCall } from '../../helpers
 // Every rule is metered when it loads (binaryen in a child process): slow on a loaded machine.
 t.setTimeout(600_000);
 
-const rules = await compileRules(t, ['remembers', 'allocates', 'index']);
+const rules = await compileRules(t, ['remembers', 'allocates', 'index', 'reads-arguments']);
 /** The same rule as asc builds it by default: the incremental runtime, which frees, and so is not rewound. */
 const collected = await compileWithAsc(t, 'remembers', ['--runtime', 'incremental', '--importMemory', '-O3', '--noAssert']);
 
@@ -63,6 +63,18 @@ t.test('what an arena rule allocates in a call is given back when it ends', asyn
     if (d.action !== 'allow' || d.failures.length > 0) return t.fail(`call ${i}: ${JSON.stringify(d)}`);
   }
   t.same(r.state(), { completed: 50, fuelExhausted: 0, instances: 1 }, 'one instance served them all');
+});
+
+t.test('arguments reach the rule exactly as the call has them, short or long, whatever their characters', async (t) => {
+  const r = runner(t);
+  const set = await setOf('reads-arguments', rules['reads-arguments']);
+  const ask = async (args: Record<string, unknown>) => (await r.evaluate(set, { ...shellCall(''), toolArguments: JSON.stringify(args) })).reason;
+  const tricky = 'h\u00e9llo \u0000 \ud83d\ude00 \u202e\u200b\ud800 end';
+  t.equal(await ask({ a: tricky, b: { n: 1, list: [true, null] } }), `a=${tricky}|b={"n":1,"list":[true,null]}|a=${tricky}`);
+  const long = 'x'.repeat(300) + tricky + 'y'.repeat(300);
+  t.equal(await ask({ a: 'short', b: long }), `a=short|b=${long}|a=short`);
+  t.equal(await ask({ b: 7 }), 'a=<none>|b=7|a=<none>');
+  t.equal(await ask({ a: '' }), 'a=|b=<none>|a=', 'an empty argument is not a missing one');
 });
 
 t.test('the arena entry refuses to build on a runtime that frees', async (t) => {
