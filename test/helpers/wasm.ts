@@ -111,6 +111,13 @@ export function svc_evaluate(): i32 {
   const again = argument("a");
   return block("a=" + (a == null ? "<none>" : a) + "|b=" + (b == null ? "<none>" : b) + "|a=" + (again == null ? "<none>" : again));
 }`,
+  /** Takes a mebibyte of heap when it starts (without writing it), so that putting it back costs a mebibyte's copy. */
+  'big-heap': `
+export { svc_abi_version } from "SDK";
+const reserved = __alloc(1 << 20);
+export function svc_evaluate(): i32 {
+  return reserved == 0 ? 1 : 0;
+}`,
   /** Allocates a mebibyte on every call and keeps none of it. */
   allocates: `
 export { svc_abi_version } from "SDK";

@@ -1,6 +1,6 @@
 import { instantiateSync } from '@assemblyscript/loader';
 import { ABI_VERSION, ALL_KINDS, ARENA_TOP_EXPORT, FIELDS, VERDICT_CODES, type RuleContext, type RuleOutcome, type ToolInputForm } from './abi.js';
-import { FuelExhaustedError, HOST_CALL_FUEL, HOST_FUEL_PER_CHARS_SHIFT, METERING_EXPORTS } from './fuel.js';
+import { FUEL_PER_BYTES_SHIFT, FuelExhaustedError, HOST_CALL_FUEL, HOST_FUEL_PER_CHARS_SHIFT, METERING_EXPORTS } from './fuel.js';
 import type { DeclaredMemory } from './module-memory.js';
 
 const PAGE_BYTES = 65536;
@@ -110,7 +110,7 @@ export class RuleInstance {
   /** The KIND_BITS this rule evaluates. */
   readonly kinds: number;
   /** An arena rule's state once started, put back after every call; null for any other rule. */
-  private readonly arena: { readonly image: Uint8Array; readonly restoreGlobals: () => void } | null = null;
+  private readonly arena: { readonly image: Uint8Array; readonly rewindFuel: number; readonly restoreGlobals: () => void } | null = null;
 
   constructor(
     module: WebAssembly.Module,
@@ -219,7 +219,7 @@ export class RuleInstance {
     const bytes = this.bytes();
     if (end > bytes.length) throw new RuleLoadError(`${ARENA_TOP_EXPORT} answered ${end}, past the end of its memory (${bytes.length} bytes)`);
     (save as () => void)();
-    return { image: new Uint8Array(bytes.subarray(0, end)), restoreGlobals: restoreGlobals as () => void };
+    return { image: new Uint8Array(bytes.subarray(0, end)), rewindFuel: (end >>> FUEL_PER_BYTES_SHIFT) + 1, restoreGlobals: restoreGlobals as () => void };
   }
 
   /** Whether this instance is metered (then every call runs on a budget). */
@@ -237,6 +237,8 @@ export class RuleInstance {
     this.subject = subject;
     this.reason = '';
     this.refuel();
+    // Putting an arena rule back is a copy of its image, paid from the call's fuel as a memory.copy is.
+    if (this.arena !== null) this.owed = this.arena.rewindFuel;
     let code: number;
     try {
       code = this.evaluateFn();

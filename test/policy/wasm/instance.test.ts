@@ -11,7 +11,7 @@ import { ASSEMBLY, compileRules, compileWithAsc, shellCall } from '../../helpers
 // Every rule is metered when it loads (binaryen in a child process): slow on a loaded machine.
 t.setTimeout(600_000);
 
-const rules = await compileRules(t, ['remembers', 'allocates', 'index', 'reads-arguments']);
+const rules = await compileRules(t, ['remembers', 'allocates', 'index', 'reads-arguments', 'big-heap']);
 /** The same rule as asc builds it by default: the incremental runtime, which frees, and so is not rewound. */
 const collected = await compileWithAsc(t, 'remembers', ['--runtime', 'incremental', '--importMemory', '-O3', '--noAssert']);
 
@@ -63,6 +63,17 @@ t.test('what an arena rule allocates in a call is given back when it ends', asyn
     if (d.action !== 'allow' || d.failures.length > 0) return t.fail(`call ${i}: ${JSON.stringify(d)}`);
   }
   t.same(r.state(), { completed: 50, fuelExhausted: 0, instances: 1 }, 'one instance served them all');
+});
+
+t.test('putting an arena rule back is paid from the call\'s fuel, one unit per 16 bytes', async (t) => {
+  const set = await setOf('big-heap', rules['big-heap']);
+  // 1 MiB below its heap's end: 65,536 units a call, on top of its own few.
+  const roomy = new WasmRuleRunner({ fuel: 100_000, memoryCapPages: 256, failurePolicy: 'closed', logger: createLogger('silent') });
+  const tight = new WasmRuleRunner({ fuel: 60_000, memoryCapPages: 256, failurePolicy: 'closed', logger: createLogger('silent') });
+  t.teardown(() => Promise.all([roomy.close(), tight.close()]));
+  t.same(await roomy.evaluate(set, shellCall('ls')), { action: 'allow', rule: null, reason: '', failures: [] });
+  const stopped = await tight.evaluate(set, shellCall('ls'));
+  t.equal(stopped.reason, 'rule failed: it ran out of fuel (60000 units) and was stopped', 'it started within 60,000 units, but a call cannot be put back within them');
 });
 
 t.test('arguments reach the rule exactly as the call has them, short or long, whatever their characters', async (t) => {
