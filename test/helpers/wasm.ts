@@ -111,6 +111,14 @@ export function svc_evaluate(): i32 {
   const again = argument("a");
   return block("a=" + (a == null ? "<none>" : a) + "|b=" + (b == null ? "<none>" : b) + "|a=" + (again == null ? "<none>" : again));
 }`,
+  /** Allows when the argument the tool's name names is "yes": a name made afresh in every call, at the same place. */
+  'reads-named-argument': `
+import { allow, argument, block, toolName } from "SDK";
+export { svc_abi_version } from "SDK";
+export function svc_evaluate(): i32 {
+  const value = argument(toolName());
+  return value != null && value == "yes" ? allow() : block("value=" + (value == null ? "<none>" : value));
+}`,
   /** Takes a mebibyte of heap when it starts (without writing it), so that putting it back costs a mebibyte's copy. */
   'big-heap': `
 export { svc_abi_version } from "SDK";

@@ -76,6 +76,14 @@ function parseObject(text: string | null): Record<string, unknown> | null {
   }
 }
 
+/** Whether the UTF-16 units at `at` in `bytes` are those of `text` (the caller checked the bounds). */
+function sameUnits(bytes: Buffer, at: number, text: string): boolean {
+  for (let i = 0; i < text.length; i++, at += 2) {
+    if (text.charCodeAt(i) !== (bytes[at]! | (bytes[at + 1]! << 8))) return false;
+  }
+  return true;
+}
+
 /** A rule that cannot be used: wrong ABI, missing exports, or it trapped while starting. */
 export class RuleLoadError extends Error {}
 
@@ -102,6 +110,9 @@ export class RuleInstance {
   private readonly evaluateFn: () => number;
   private readonly capBytes: number;
   private fuel: { readonly set: (units: number) => void; readonly get: () => number } | null = null;
+  /** The last short string read from the rule, and where it stood. */
+  private lastShortAt = -1;
+  private lastShortText = '';
   /** What the accessors have charged and not yet taken from the fuel. */
   private owed = 0;
   /** A view of the memory, made again when a growth replaces (detaches) its buffer. */
@@ -137,9 +148,14 @@ export class RuleInstance {
       const end = ptr + length * 2;
       if (ptr < 0 || length < 0 || end > bytes.length) throw new RangeError(`a string at ${ptr} of ${length} units is outside the rule's memory`);
       if (length > SHORT_STRING) return bytes.toString('utf16le', ptr, end);
-      // An argument's name: building it here is faster than decoding.
+      // An argument's name, asked for by its length and then read, in this call or the next ones:
+      // the string made last time is answered while the same units stand at the same place.
+      const last = this.lastShortText;
+      if (ptr === this.lastShortAt && last.length === length && sameUnits(bytes, ptr, last)) return last;
       let text = '';
       for (let at = ptr; at < end; at += 2) text += String.fromCharCode(bytes[at]! | (bytes[at + 1]! << 8));
+      this.lastShortAt = ptr;
+      this.lastShortText = text;
       return text;
     };
     const writeUtf16 = (text: string, dest: number) => {

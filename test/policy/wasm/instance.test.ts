@@ -11,7 +11,7 @@ import { ASSEMBLY, compileRules, compileWithAsc, shellCall } from '../../helpers
 // Every rule is metered when it loads (binaryen in a child process): slow on a loaded machine.
 t.setTimeout(600_000);
 
-const rules = await compileRules(t, ['remembers', 'allocates', 'index', 'reads-arguments', 'big-heap']);
+const rules = await compileRules(t, ['remembers', 'allocates', 'index', 'reads-arguments', 'big-heap', 'reads-named-argument']);
 /** The same rule as asc builds it by default: the incremental runtime, which frees, and so is not rewound. */
 const collected = await compileWithAsc(t, 'remembers', ['--runtime', 'incremental', '--importMemory', '-O3', '--noAssert']);
 
@@ -86,6 +86,19 @@ t.test('arguments reach the rule exactly as the call has them, short or long, wh
   t.equal(await ask({ a: 'short', b: long }), `a=short|b=${long}|a=short`);
   t.equal(await ask({ b: 7 }), 'a=<none>|b=7|a=<none>');
   t.equal(await ask({ a: '' }), 'a=|b=<none>|a=', 'an empty argument is not a missing one');
+});
+
+t.test('an argument name is read afresh when other units stand where the last one stood', async (t) => {
+  const r = runner(t);
+  const set = await setOf('reads-named-argument', rules['reads-named-argument']);
+  const args = JSON.stringify({ a: 'yes', b: 'no', c: 'yes', ab: 'no' });
+  // Each call reads the tool's name into the same place of the rewound heap; an allowed call reads nothing else.
+  const answers = [];
+  for (const tool of ['a', 'b', 'c', 'b', 'ab', 'a', 'd']) {
+    const d = await r.evaluate(set, { ...shellCall(''), toolName: tool, toolArguments: args });
+    answers.push(d.action === 'allow' ? 'allow' : d.reason);
+  }
+  t.same(answers, ['allow', 'value=no', 'allow', 'value=no', 'value=no', 'allow', 'value=<none>']);
 });
 
 t.test('the arena entry refuses to build on a runtime that frees', async (t) => {
