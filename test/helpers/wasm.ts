@@ -139,20 +139,22 @@ export function svc_evaluate(): i32 {
 export type ExampleRule = 'index' | 'destructive-shell' | 'latest-image' | 'force-push';
 export type TestRule = keyof typeof TEST_RULES;
 
+/** Writes a test rule's source into `dir`, its SDK imports pointing at assembly/sdk; returns its path. */
+async function writeTestRule(dir: string, name: TestRule): Promise<string> {
+  const src = join(dir, `${name}.ts`);
+  const sdk = relative(dir, join(ASSEMBLY, 'sdk/index')).replace(/\\/g, '/');
+  await writeFile(src, TEST_RULES[name].replaceAll('"SDK"', JSON.stringify(sdk)));
+  return src;
+}
+
 /** Compiles rules with asc into a temp folder removed when the test ends; returns each module's path. */
 export async function compileRules<N extends ExampleRule | TestRule>(t: Teardown, names: readonly N[]): Promise<Record<N, string>> {
   const dir = await mkdtemp(join(tmpdir(), 'svc-wasm-rules-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const out = {} as Record<N, string>;
   for (const name of names) {
-    let src: string;
-    if (name in TEST_RULES) {
-      src = join(dir, `${name}.ts`);
-      const sdk = relative(dir, join(ASSEMBLY, 'sdk/index')).replace(/\\\\/g, '/');
-      await writeFile(src, TEST_RULES[name as TestRule].replaceAll('"SDK"', JSON.stringify(sdk)));
-    } else {
-      src = name === 'index' ? join(ASSEMBLY, 'index.ts') : join(ASSEMBLY, 'rules', `${name}.ts`);
-    }
+    const src =
+      name in TEST_RULES ? await writeTestRule(dir, name as TestRule) : name === 'index' ? join(ASSEMBLY, 'index.ts') : join(ASSEMBLY, 'rules', `${name}.ts`);
     out[name] = join(dir, `${name}.wasm`);
     await compileRule({ src, out: out[name], debug: false });
   }
@@ -166,9 +168,7 @@ export async function compileRules<N extends ExampleRule | TestRule>(t: Teardown
 export async function compileWithAsc(t: Teardown, name: TestRule, flags: readonly string[]): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'svc-wasm-asc-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const src = join(dir, `${name}.ts`);
-  const sdk = relative(dir, join(ASSEMBLY, 'sdk/index')).replace(/\\/g, '/');
-  await writeFile(src, TEST_RULES[name].replaceAll('"SDK"', JSON.stringify(sdk)));
+  const src = await writeTestRule(dir, name);
   const out = join(dir, `${name}.wasm`);
   const { default: asc } = await import('assemblyscript/asc');
   let diagnostics = '';

@@ -76,10 +76,15 @@ function parseObject(text: string | null): Record<string, unknown> | null {
   }
 }
 
+/** The UTF-16 unit at byte `at` of `bytes` (the caller checked the bounds). */
+function unitAt(bytes: Buffer, at: number): number {
+  return bytes[at]! | (bytes[at + 1]! << 8);
+}
+
 /** Whether the UTF-16 units at `at` in `bytes` are those of `text` (the caller checked the bounds). */
 function sameUnits(bytes: Buffer, at: number, text: string): boolean {
   for (let i = 0; i < text.length; i++, at += 2) {
-    if (text.charCodeAt(i) !== (bytes[at]! | (bytes[at + 1]! << 8))) return false;
+    if (text.charCodeAt(i) !== unitAt(bytes, at)) return false;
   }
   return true;
 }
@@ -153,7 +158,7 @@ export class RuleInstance {
       const last = this.lastShortText;
       if (ptr === this.lastShortAt && last.length === length && sameUnits(bytes, ptr, last)) return last;
       let text = '';
-      for (let at = ptr; at < end; at += 2) text += String.fromCharCode(bytes[at]! | (bytes[at + 1]! << 8));
+      for (let at = ptr; at < end; at += 2) text += String.fromCharCode(unitAt(bytes, at));
       this.lastShortAt = ptr;
       this.lastShortText = text;
       return text;
