@@ -48,6 +48,8 @@ export class RuleDirectory {
   private snapshot: RuleSetSnapshot | null = null;
   private sets: KindSets = NO_SETS;
   private failures: FailedRule[] = [];
+  /** The files of the last scan by path: those unchanged since are not read again. */
+  private files = new Map<string, RuleFile>();
   /** Check outcome by module hash: unchanged files are not re-instantiated on every scan. */
   private readonly verdicts = new Map<string, RuleCheck>();
   private watcher: FSWatcher | null = null;
@@ -113,7 +115,8 @@ export class RuleDirectory {
 
   private async scan(): Promise<void> {
     this.ensureWatcher();
-    const files = await readRuleFiles(this.options.dir);
+    const files = await readRuleFiles(this.options.dir, this.files);
+    this.files = new Map(files.map((f) => [f.path, f]));
     const present = new Set(files.map((f) => f.sha256));
     for (const sha of this.verdicts.keys()) if (!present.has(sha)) this.verdicts.delete(sha);
     await this.checkNew(files);

@@ -35,7 +35,17 @@ export interface RuleFile {
   readonly sha256: string;
   readonly size: number;
   readonly mtime: Date;
+  /** The file's inode, size, modification and change times when it was read, and when that was. */
+  readonly stamp: string;
+  readonly readAtMs: number;
 }
+
+/**
+ * How long after a file last changed its timestamps are trusted to show any later change: file
+ * times tick at the kernel's clock (a few ms), so a file rewritten at the same size within one
+ * tick of being read keeps its stamp. A file read that soon after its change is read again.
+ */
+const STAMP_SETTLED_MS = 1000;
 
 export function sha256(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
@@ -43,9 +53,11 @@ export function sha256(bytes: Uint8Array): string {
 
 /**
  * The rule files in `dir` (none when it does not exist), in priority order. A file that vanishes
- * between listing and reading (a rule being replaced) is simply left out of this scan.
+ * between listing and reading (a rule being replaced) is simply left out of this scan. A file of
+ * `previous` (by path) whose stamp has not changed, and had settled when it was read, is taken as
+ * it was instead of being read and hashed again.
  */
-export async function readRuleFiles(dir: string): Promise<RuleFile[]> {
+export async function readRuleFiles(dir: string, previous?: ReadonlyMap<string, RuleFile>): Promise<RuleFile[]> {
   let entries: string[];
   try {
     entries = await readdir(dir);
@@ -59,8 +71,17 @@ export async function readRuleFiles(dir: string): Promise<RuleFile[]> {
     if (parsed === null) continue;
     const path = join(dir, file);
     try {
-      const [bytes, info] = await Promise.all([readFile(path), stat(path)]);
-      out.push({ file, path, ...parsed, bytes, sha256: sha256(bytes), size: info.size, mtime: info.mtime });
+      const info = await stat(path);
+      const stamp = `${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
+      const known = previous?.get(path);
+      if (known !== undefined && known.stamp === stamp && known.readAtMs - info.ctimeMs >= STAMP_SETTLED_MS) {
+        out.push(known);
+        continue;
+      }
+      const readAtMs = Date.now();
+      const bytes = await readFile(path);
+      // Stamped as it was before the read: a change during the read shows at the next scan.
+      out.push({ file, path, ...parsed, bytes, sha256: sha256(bytes), size: bytes.length, mtime: info.mtime, stamp, readAtMs });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
