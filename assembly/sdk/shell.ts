@@ -22,8 +22,32 @@ function isCommandSeparator(c: i32): bool {
   return c == 0x3b || c == 0x26 || c == 0x7c || c == 0x28 || c == 0x29 || c == LF;
 }
 
-function isPlain(c: i32): bool {
-  return !(isBlank(c) || isCommandSeparator(c) || c == BACKSLASH || c == SINGLE_QUOTE || c == DOUBLE_QUOTE);
+// What each ASCII character is to the splitter; every other character is plain.
+const PLAIN: u8 = 0;
+const BLANK: u8 = 1;
+const SEPARATOR: u8 = 2;
+const SPECIAL: u8 = 3; // a backslash or a quote
+
+function classTable(): usize {
+  const table = memory.data(128);
+  for (let c = 0; c < 128; c++) {
+    store<u8>(table + c, isBlank(c) ? BLANK : isCommandSeparator(c) ? SEPARATOR : c == BACKSLASH || c == SINGLE_QUOTE || c == DOUBLE_QUOTE ? SPECIAL : PLAIN);
+  }
+  return table;
+}
+
+const CLASSES: usize = classTable();
+
+// @ts-ignore: decorator
+@inline
+function classOf(c: i32): u8 {
+  return c < 128 ? load<u8>(CLASSES + c) : PLAIN;
+}
+
+// @ts-ignore: decorator
+@inline
+function unitAt(line: string, i: i32): i32 {
+  return <i32>load<u16>(changetype<usize>(line) + (<usize>i << 1));
 }
 
 /**
@@ -39,24 +63,25 @@ export function commands(line: string): string[][] {
   const n = line.length;
   let i = 0;
   while (i < n) {
-    const c = line.charCodeAt(i);
-    if (isPlain(c)) {
+    const c = unitAt(line, i);
+    const kind = classOf(c);
+    if (kind == PLAIN) {
       if (c == HASH && !inWord) {
-        while (i < n && line.charCodeAt(i) != LF) i++;
+        while (i < n && unitAt(line, i) != LF) i++;
         continue;
       }
       let j = i + 1;
-      while (j < n && isPlain(line.charCodeAt(j))) j++;
+      while (j < n && classOf(unitAt(line, j)) == PLAIN) j++;
       word = inWord ? word + line.substring(i, j) : line.substring(i, j);
       inWord = true;
       i = j;
       continue;
     }
     if (c == BACKSLASH && i + 1 < n) {
-      const next = line.charCodeAt(i + 1);
+      const next = unitAt(line, i + 1);
       i += 2;
       if (next == LF) continue;
-      if (next == CR && i < n && line.charCodeAt(i) == LF) {
+      if (next == CR && i < n && unitAt(line, i) == LF) {
         i++;
         continue;
       }
@@ -75,8 +100,8 @@ export function commands(line: string): string[][] {
     if (c == DOUBLE_QUOTE) {
       let j = i + 1;
       let from = j;
-      while (j < n && line.charCodeAt(j) != DOUBLE_QUOTE) {
-        if (line.charCodeAt(j) == BACKSLASH && j + 1 < n) {
+      while (j < n && unitAt(line, j) != DOUBLE_QUOTE) {
+        if (unitAt(line, j) == BACKSLASH && j + 1 < n) {
           word += line.substring(from, j);
           from = j + 1;
           j += 2;
@@ -89,13 +114,13 @@ export function commands(line: string): string[][] {
       i = j + 1;
       continue;
     }
-    // A blank or a command separator ends the word.
+    // A blank or a command separator (or a backslash ending the line) ends the word.
     if (inWord) {
       current.push(word);
       word = "";
       inWord = false;
     }
-    if (isCommandSeparator(c) && current.length > 0) {
+    if (kind == SEPARATOR && current.length > 0) {
       out.push(current);
       current = new Array<string>();
     }

@@ -73,6 +73,16 @@ export function svc_evaluate(): i32 {
   const cmd = argument("cmd");
   return block("input=" + (inputIsText() ? "text" : "json") + " cmd=" + (cmd == null ? "<none>" : cmd) + " literals=" + textCommands().join("|"));
 }`,
+  /** Reports, as its block reason, the simple commands of its \`command\` argument: each word in brackets, commands apart by ";". */
+  'splits-command': `
+import { argument, block, commands } from "SDK";
+export { svc_abi_version } from "SDK";
+export function svc_evaluate(): i32 {
+  const all = commands(argument("command")!);
+  const out = new Array<string>();
+  for (let i = 0; i < all.length; i++) out.push("[" + all[i].join("][") + "]");
+  return block(out.join(";"));
+}`,
   /** Allocates without bound on a \`hog\` tool call. */
   'memory-hog': `
 import { toolName } from "SDK";

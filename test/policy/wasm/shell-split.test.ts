@@ -1,0 +1,51 @@
+import t from 'tap';
+import { readFile } from 'node:fs/promises';
+import { createLogger } from '../../../src/lib/logger.js';
+import { sha256 } from '../../../src/policy/wasm/rule-files.js';
+import { WasmRuleRunner } from '../../../src/policy/wasm/runner.js';
+import { buildSnapshot } from '../../../src/policy/wasm/snapshot.js';
+import { compileRules, shellCall } from '../../helpers/wasm.js';
+
+// Every rule is metered when it loads (binaryen in a child process): slow on a loaded machine.
+t.setTimeout(600_000);
+
+const rules = await compileRules(t, ['splits-command']);
+const runner = new WasmRuleRunner({ memoryCapPages: 256, failurePolicy: 'closed', logger: createLogger('silent') });
+t.teardown(() => runner.close());
+const bytes = new Uint8Array(await readFile(rules['splits-command']));
+const set = buildSnapshot([{ name: 'splits-command', priority: 10, sha256: sha256(bytes), bytes }]);
+
+/** A test's name: every character outside printable ASCII as its escape (a raw line separator would end the TAP line). */
+function printable(line: string): string {
+  return line.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** The SDK's `commands()` of a command line, as the rule reports it. */
+async function split(line: string): Promise<string> {
+  const decision = await runner.evaluate(set, shellCall(line));
+  return decision.action === 'block' ? decision.reason : `<${decision.action}>`;
+}
+
+t.test('the SDK splits a command line into simple commands and words as a POSIX shell does', async (t) => {
+  const cases: Array<[string, string]> = [
+    ['git status && ls -la src/ | head -n 20', '[git][status];[ls][-la][src/];[head][-n][20]'],
+    ['sudo  rm\t-rf \\\n / # gone', '[sudo][rm][-rf][/]'],
+    ['a;b&c|d(e)f\ng', '[a];[b];[c];[d];[e];[f];[g]'],
+    ['echo "a b"\'c d\'e\\ f', '[echo][a bc de f]'],
+    ['printf "a\\"b" \'x\\y\'', '[printf][a"b][x\\y]'],
+    ['x#y # z\nnext', '[x#y];[next]'],
+    ['ls\r\nrm x', '[ls];[rm][x]'],
+    ['echo \\\r\nnext', '[echo][next]'],
+    ['echo a\\', '[echo][a]'],
+    ["echo 'abc", '[echo][abc]'],
+    ['echo "abc', '[echo][abc]'],
+    [';;  ; \t', 'blocked by rule'],
+    // Characters past ASCII are plain: none is a blank, a separator or a quote to the shell.
+    ['café naïve—ok ∣ x', '[café][naïve—ok][∣][x]'],
+    ['rm\u00a0-rf /', '[rm\u00a0-rf][/]'],
+    ['a\u2028b c', '[a\u2028b][c]'],
+    ['\ud800x y', '[\ud800x][y]'],
+    ['\u007f\u0001 z', '[\u007f\u0001][z]'],
+  ];
+  for (const [line, expected] of cases) t.equal(await split(line), expected, printable(line));
+});
