@@ -22,7 +22,27 @@ function namesLatest(word: string): bool {
   return (key == "--image" || key.endsWith("image")) && isLatest(value);
 }
 
-const DEPLOY_TOOLS: string[] = ["kubectl", "helm", "docker", "podman", "gcloud", "flyctl", "fly", "nomad", "skaffold", "kustomize"];
+/** kubectl, helm, docker, podman, gcloud, flyctl, fly, nomad, skaffold, kustomize: by length first, as most words are none of them. */
+function isDeployTool(program: string): bool {
+  switch (program.length) {
+    case 3:
+      return program == "fly";
+    case 4:
+      return program == "helm";
+    case 5:
+      return program == "nomad";
+    case 6:
+      return program == "docker" || program == "podman" || program == "gcloud" || program == "flyctl";
+    case 7:
+      return program == "kubectl";
+    case 8:
+      return program == "skaffold";
+    case 9:
+      return program == "kustomize";
+    default:
+      return false;
+  }
+}
 
 /** `all` is the call's `shellCommands()`. */
 export function checkLatestImage(all: string[][]): i32 {
@@ -34,7 +54,7 @@ export function checkLatestImage(all: string[][]): i32 {
   for (let i = 0; i < all.length; i++) {
     const cmd = all[i];
     const start = commandStart(cmd);
-    if (start < 0 || !DEPLOY_TOOLS.includes(baseName(cmd[start]))) continue;
+    if (start < 0 || !isDeployTool(baseName(cmd[start]))) continue;
     for (let j = start + 1; j < cmd.length; j++) {
       if (namesLatest(cmd[j])) return block("deploy of an image tagged latest: " + cmd[j] + " (pin a version tag or digest)");
     }

@@ -92,6 +92,12 @@ t.test('deploys of images tagged latest are blocked; pinned ones are not', async
   }
   const pinned = { ...deployTool, toolArguments: JSON.stringify({ image: 'ghcr.io/acme/api@sha256:abc' }) };
   t.equal((await r.evaluate(set, pinned)).action, 'allow', 'a digest is pinned');
+  for (const tool of ['kubectl', 'helm', 'docker', 'podman', 'gcloud', 'flyctl', 'fly', 'nomad', 'skaffold', 'kustomize', '/usr/local/bin/helm']) {
+    t.equal((await r.evaluate(set, shellCall(`${tool} x registry.example.com/api:latest`))).action, 'block', `${tool} is a deploy tool`);
+  }
+  for (const program of ['flyer', 'dockers', 'kubectx', 'helms', 'skaffolds', 'cat']) {
+    t.equal((await r.evaluate(set, shellCall(`${program} x registry.example.com/api:latest`))).action, 'allow', `${program} is not`);
+  }
 });
 
 t.test('force pushes to protected branches are held', async (t) => {
