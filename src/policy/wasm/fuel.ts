@@ -22,7 +22,7 @@ export const METERING_EXPORTS = {
 
 /**
  * Fuel per rule per call (and for starting a rule) when the configuration does not say. The
- * example rules spend 22,000–32,000 on an ordinary shell command and 30–2,500 more per character
+ * example rules spend 21,000–30,000 on an ordinary shell command and 30–2,500 more per character
  * of command (the most for a line of one-letter commands split for all three checks of
  * `assembly/index.ts`), so this fits commands of 20,000 to 100,000 characters and more; an endless loop
  * stopped at this budget has held its thread for about 25 ms on these machines.
