@@ -24,8 +24,9 @@ export const METERING_EXPORTS = {
  * Fuel per rule per call (and for starting a rule) when the configuration does not say. The
  * example rules spend 21,000–30,000 on an ordinary shell command and 30–2,500 more per character
  * of command (the most for a line of one-letter commands split for all three checks of
- * `assembly/index.ts`), so this fits commands of 20,000 to 100,000 characters and more; an endless loop
- * stopped at this budget has held its thread for about 25 ms on these machines.
+ * `assembly/index.ts`), so this fits 20,000 characters of that and 76,000 or more of ordinary
+ * commands; an endless loop stopped at this budget has held its thread for about 25 ms on these
+ * machines.
  */
 export const DEFAULT_FUEL = 50_000_000;
 export const MIN_FUEL = 10_000;
