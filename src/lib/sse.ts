@@ -9,8 +9,15 @@ import { isJsonObject, type JsonObject } from './json.js';
 const LF_LF = Buffer.from('\n\n');
 const CRLF_CRLF = Buffer.from('\r\n\r\n');
 
+const LF = 0x0a;
+const CR = 0x0d;
+
 /** Index just past the last complete event in `buf` (after its blank line), or 0. */
 function lastEventEnd(buf: Buffer): number {
+  // The usual chunk ends on a boundary: no search, which for the boundary a stream does not use
+  // would read the whole chunk backwards.
+  const n = buf.length;
+  if (n >= 2 && buf[n - 1] === LF && (buf[n - 2] === LF || (n >= 4 && buf[n - 2] === CR && buf[n - 3] === LF && buf[n - 4] === CR))) return n;
   const lf = buf.lastIndexOf(LF_LF);
   const crlf = buf.lastIndexOf(CRLF_CRLF);
   return Math.max(lf < 0 ? 0 : lf + 2, crlf < 0 ? 0 : crlf + 4);
@@ -92,7 +99,6 @@ export function parseSseEvents(events: Buffer): SseEvent[] {
 }
 
 const DATA_PREFIX = 'data:';
-const NEWLINE = 0x0a;
 
 /**
  * The JSON payloads of the `data:` lines in a run of complete events that mention `needle`. Only
@@ -101,8 +107,8 @@ const NEWLINE = 0x0a;
 export function dataLinesContaining(events: Buffer, needle: string): unknown[] {
   const out: unknown[] = [];
   for (let at = events.indexOf(needle); at >= 0; ) {
-    const start = events.lastIndexOf(NEWLINE, at) + 1;
-    const newline = events.indexOf(NEWLINE, at);
+    const start = events.lastIndexOf(LF, at) + 1;
+    const newline = events.indexOf(LF, at);
     const end = newline < 0 ? events.length : newline;
     const line = events.toString('utf8', start, end);
     if (line.startsWith(DATA_PREFIX)) {

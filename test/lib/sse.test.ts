@@ -10,6 +10,16 @@ t.test('a chunk ending on an event boundary passes through untouched', async (t)
   t.equal(framer.flush(), null);
 });
 
+t.test('a chunk ending on a CRLF boundary, or on LF after CRLF events, passes through untouched', async (t) => {
+  for (const text of ['event: x\r\ndata: 1\r\n\r\n', 'data: 1\r\n\r\ndata: 2\n\n', 'data: 1\r\n\n']) {
+    const chunk = b(text);
+    t.equal(new SseFramer().push(chunk), chunk, JSON.stringify(text));
+  }
+  const framer = new SseFramer();
+  t.equal(framer.push(b('data: 1\n\ndata: 2\r\n'))?.toString(), 'data: 1\n\n', 'a line end that is not a blank line is no boundary');
+  t.equal(framer.push(b('\r\n'))?.toString(), 'data: 2\r\n\r\n');
+});
+
 t.test('a partial event is held until its end arrives', async (t) => {
   const framer = new SseFramer();
   t.equal(framer.push(b('data: {"a"')), null);
@@ -37,6 +47,8 @@ t.test('dataLinesContaining parses only the data lines that mention the needle',
   t.same(dataLinesContaining(b('data: {"usage": broken\n\n'), '"usage"'), [], 'unparseable lines are skipped');
   const many = b('event: message_delta\r\ndata: {"usage":{"output_tokens":1}, "note":"usage"}\r\n\r\n: "usage" in a comment\n\ndata: {"usage":{"output_tokens":2}}');
   t.same(dataLinesContaining(many, '"usage"'), [{ usage: { output_tokens: 1 }, note: 'usage' }, { usage: { output_tokens: 2 } }], 'each line once, CRLF lines, the last line without its newline; other fields ignored');
+  const quoted = b('data: {"delta":{"content":"the \\"usage\\" key"}}\n\ndata: {"usage":{"output_tokens":4}}\n\n');
+  t.same(dataLinesContaining(quoted, 'usage"'), [{ usage: { output_tokens: 4 } }], 'the end of the key: a quoted word inside a text is escaped, so it does not match');
 });
 
 t.test('parseSseEvents reads each event: name, JSON data, raw text', async (t) => {

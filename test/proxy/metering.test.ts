@@ -53,6 +53,38 @@ t.test('usage estimated when the provider sends none, streams included', async (
   t.ok(trace.costUsd! > 0);
 });
 
+type Usage = Record<string, number | undefined>;
+
+t.test("a stream's reported usage is metered, not estimated, on each wire", async (t) => {
+  const mock = await startMockProvider();
+  t.teardown(() => mock.close());
+  const proxy = await startProxy(t, { upstreamUrl: mock.url });
+  const streams = [
+    { path: '/v1/chat/completions', body: chat({ stream: true, stream_options: { include_usage: true } }), input: (u: Usage) => u.prompt_tokens, output: (u: Usage) => u.completion_tokens },
+    { path: '/v1/messages', body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 1000, stream: true, messages: [{ role: 'user', content: 'hi' }] }), input: (u: Usage) => u.input_tokens, output: (u: Usage) => u.output_tokens },
+    { path: '/v1/responses', body: JSON.stringify({ model: 'gpt-4o', stream: true, input: 'hi' }), input: (u: Usage) => u.input_tokens, output: (u: Usage) => u.output_tokens },
+  ];
+  for (const stream of streams) {
+    const res = await request(`${proxy.url}${stream.path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'sk-test' }, body: stream.body });
+    const text = await res.body.text();
+    t.equal(res.statusCode, 200, stream.path);
+    // What the provider reported, read from the events the client received: the last of each figure.
+    const usages = [...text.matchAll(/^data: (.*)$/gm)].flatMap((m) => {
+      try {
+        const data = JSON.parse(m[1]!);
+        return [data.usage, data.message?.usage, data.response?.usage].filter((u): u is Usage => u !== undefined && u !== null);
+      } catch {
+        return [];
+      }
+    });
+    const reported = (read: (u: Usage) => number | undefined) => usages.map(read).filter((n) => n !== undefined).at(-1);
+    const trace = proxy.sink.recent().at(-1)!;
+    t.equal(trace.usageEstimated, false, `${stream.path}: read from the stream`);
+    t.equal(trace.inputTokens, reported(stream.input), `${stream.path}: input tokens`);
+    t.equal(trace.outputTokens, reported(stream.output), `${stream.path}: output tokens`);
+  }
+});
+
 t.test('soft mode over the cap: allowed, warned on the trace', async (t) => {
   const mock = await startMockProvider();
   t.teardown(() => mock.close());
