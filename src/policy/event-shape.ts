@@ -6,27 +6,70 @@
  * string literal by another, or one number by another, cannot change the structure around it.
  */
 
-/** Where a piece of the shape lets events differ: the delta's text, a padding string, a counter. */
+/**
+ * Where a piece of the shape lets events differ: the delta's text; a string or a number that
+ * changes from event to event (a padding, a counter); one that changes from stream to stream (an
+ * id, a creation time).
+ */
 const TEXT = 0;
 const STRING = 1;
 const NUMBER = 2;
-type Piece = string | typeof TEXT | typeof STRING | typeof NUMBER;
+const STREAM_STRING = 3;
+const STREAM_NUMBER = 4;
+type Hole = typeof TEXT | typeof STRING | typeof NUMBER | typeof STREAM_STRING | typeof STREAM_NUMBER;
+type Piece = string | Hole;
 
 /**
- * Fields whose value changes on every event of a run and means nothing to the redactor: OpenAI's
- * random `obfuscation` padding and the Responses API's `sequence_number`. Written by providers as
- * JSON.stringify writes them; anything else (an escape, a leading zero) falls back to parsing.
+ * Fields whose value means nothing to the redactor and changes from event to event (OpenAI's random
+ * `obfuscation` padding, the Responses API's `sequence_number`: captured) or from stream to stream
+ * (ids and creation times), so one shape serves every stream of a provider's model. Written by
+ * providers as JSON.stringify writes them; anything else (an escape, a leading zero) falls back to
+ * parsing.
  */
-const VOLATILE = /"obfuscation":(?="[^"\\\u0000-\u001f]*")|"sequence_number":(?=\d)/g;
-const PLAIN_STRING = /"[^"\\\u0000-\u001f]*"/y;
-/** A JSON string literal, escapes included: the delta's text (code streams newlines and quotes). */
-const STRING_LITERAL = /"(?:[^"\\\u0000-\u001f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y;
-const NUMBER_TOKEN = /0|[1-9][0-9]*/y;
-/**
- * Longer events are parsed: a regular expression walking a long literal keeps a backtracking
- * entry per character (at 10 MB it exceeds the stack), and a delta is a few tokens.
- */
+const VOLATILE = /"(?:(obfuscation)|id|item_id)":(?="[^"\\\u0000-\u001f]*")|"(?:(sequence_number)|created)":(?=\d)/g;
+/** Longer events are parsed: a delta is a few tokens, and the bound keeps a match's cost small whatever a provider sends. */
 export const MAX_SHAPED_EVENT = 64 * 1024;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const ZERO = 0x30;
+const NINE = 0x39;
+const LETTER_U = 0x75;
+const HEX4 = /^[0-9a-fA-F]{4}$/;
+/** What may follow a backslash in a JSON string, besides `u` and four hex digits. */
+const SIMPLE_ESCAPES = '"\\/bfnrt';
+
+/**
+ * Just past the JSON string literal at `at`, or -1 when none starts there. With `plain`, a literal
+ * with an escape counts as none. Scanned by hand: a sticky regular expression costs more to call
+ * than these few characters cost to read.
+ */
+function stringEnd(raw: string, at: number, plain: boolean): number {
+  if (raw.charCodeAt(at) !== QUOTE) return -1;
+  for (let i = at + 1; i < raw.length; i++) {
+    const c = raw.charCodeAt(i);
+    if (c === QUOTE) return i + 1;
+    if (c < 0x20) return -1;
+    if (c !== BACKSLASH) continue;
+    if (plain) return -1;
+    const escaped = raw.charCodeAt(++i);
+    if (escaped === LETTER_U) {
+      if (!HEX4.test(raw.slice(i + 1, i + 5))) return -1;
+      i += 4;
+    } else if (!SIMPLE_ESCAPES.includes(String.fromCharCode(escaped))) return -1;
+  }
+  return -1;
+}
+
+/** Just past the JSON non-negative integer at `at` (no leading zero), or -1. */
+function numberEnd(raw: string, at: number): number {
+  const first = raw.charCodeAt(at);
+  if (first === ZERO) return at + 1;
+  if (!(first > ZERO && first <= NINE)) return -1;
+  let i = at + 1;
+  while (i < raw.length && raw.charCodeAt(i) >= ZERO && raw.charCodeAt(i) <= NINE) i++;
+  return i;
+}
 
 /** Where a delta's text literal starts and ends in an event, and the text it holds. */
 export interface ShapedDelta {
@@ -38,6 +81,11 @@ export interface ShapedDelta {
 export class EventShape {
   private constructor(private readonly pieces: readonly Piece[]) {}
 
+  /** Equal for equal shapes. */
+  get key(): string {
+    return this.pieces.map((piece) => (typeof piece === 'string' ? JSON.stringify(piece) : String(piece))).join(',');
+  }
+
   /**
    * The shape of `raw`, whose text delta is the JSON string literal from `start` to `end` (as
    * `literalAt` found it).
@@ -48,6 +96,31 @@ export class EventShape {
 
   /** The delta of `raw` when it is an event of this shape, or null. */
   match(raw: string): ShapedDelta | null {
+    return this.scan(raw, null);
+  }
+
+  /**
+   * This shape with the values that change from stream to stream as `raw`, an event of it, has
+   * them: the shape of the rest of `raw`'s stream, whose events are then compared, not scanned,
+   * where those values stand.
+   */
+  specialised(raw: string): EventShape {
+    const spans: number[] = [];
+    if (this.scan(raw, spans) === null || !this.pieces.some((piece) => piece === STREAM_STRING || piece === STREAM_NUMBER)) return this;
+    const pieces: Piece[] = [];
+    let hole = 0;
+    for (const piece of this.pieces) {
+      const text = typeof piece === 'string' ? piece : piece === STREAM_STRING || piece === STREAM_NUMBER ? raw.slice(spans[hole]!, spans[hole + 1]!) : null;
+      if (typeof piece !== 'string') hole += 2;
+      if (text === null) pieces.push(piece);
+      else if (typeof pieces.at(-1) === 'string') pieces[pieces.length - 1] += text;
+      else pieces.push(text);
+    }
+    return new EventShape(pieces);
+  }
+
+  /** `match`, noting where each hole's value starts and ends in `spans` when given. */
+  private scan(raw: string, spans: number[] | null): ShapedDelta | null {
     if (raw.length > MAX_SHAPED_EVENT) return null;
     let at = 0;
     let start = -1;
@@ -59,14 +132,14 @@ export class EventShape {
         at += piece.length;
         continue;
       }
-      const token = piece === NUMBER ? NUMBER_TOKEN : piece === TEXT ? STRING_LITERAL : PLAIN_STRING;
-      token.lastIndex = at;
-      if (!token.test(raw)) return null;
+      const next = piece === NUMBER || piece === STREAM_NUMBER ? numberEnd(raw, at) : stringEnd(raw, at, piece !== TEXT);
+      if (next < 0) return null;
+      spans?.push(at, next);
       if (piece === TEXT) {
         start = at;
-        end = token.lastIndex;
+        end = next;
       }
-      at = token.lastIndex;
+      at = next;
     }
     if (at !== raw.length) return null;
     const literal = raw.slice(start, end);
@@ -75,7 +148,7 @@ export class EventShape {
 
   /** An event of this shape, with `text` as its delta and placeholders for its volatile fields: parsed once to verify the shape. */
   probe(text: string): string {
-    return this.pieces.map((piece) => (piece === TEXT ? JSON.stringify(text) : piece === STRING ? '""' : piece === NUMBER ? '0' : piece)).join('');
+    return this.pieces.map((piece) => (piece === TEXT ? JSON.stringify(text) : piece === STRING || piece === STREAM_STRING ? '""' : piece === NUMBER || piece === STREAM_NUMBER ? '0' : piece)).join('');
   }
 }
 
@@ -85,11 +158,13 @@ function piecesOf(text: string): Piece[] {
   let from = 0;
   for (const m of text.matchAll(VOLATILE)) {
     const valueAt = m.index + m[0].length;
-    const token = text[valueAt] === '"' ? PLAIN_STRING : NUMBER_TOKEN;
-    token.lastIndex = valueAt;
-    if (!token.test(text)) continue;
-    pieces.push(text.slice(from, valueAt), token === PLAIN_STRING ? STRING : NUMBER);
-    from = token.lastIndex;
+    const perEvent = m[1] !== undefined || m[2] !== undefined;
+    const string = text[valueAt] === '"';
+    const kind = string ? (perEvent ? STRING : STREAM_STRING) : perEvent ? NUMBER : STREAM_NUMBER;
+    const end = string ? stringEnd(text, valueAt, true) : numberEnd(text, valueAt);
+    if (end < 0) continue;
+    pieces.push(text.slice(from, valueAt), kind);
+    from = end;
   }
   pieces.push(text.slice(from));
   return pieces.filter((piece) => piece !== '');

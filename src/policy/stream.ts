@@ -25,10 +25,10 @@ const KEYWORD_WINDOW = 64;
 interface Channel {
   held: string;
   /**
-   * The last event that carried text for this channel, cloned to carry the held text at the end;
-   * as raw text when it was not parsed (it is, if and when a flush needs it).
+   * The last event that carried text for this channel, made to carry the held text at the end:
+   * cloned when it was parsed, or as the raw text its run's shape read.
    */
-  template: ParsedEvent | string;
+  template: ParsedEvent | ShapedEvent;
   /** Where in an event of this shape the text lives. */
   access: TextAccess;
 }
@@ -42,6 +42,14 @@ interface ParsedEvent {
   /** The `event:` field, if any. */
   name: string | null;
   data: Json;
+}
+
+/** An event read as text by its run's shape. */
+interface ShapedEvent {
+  readonly raw: string;
+  /** Where its delta's literal stands. */
+  readonly delta: ShapedDelta;
+  readonly run: ShapedRun;
 }
 
 /** A text delta inside one event, found by shape. */
@@ -223,24 +231,33 @@ function carriesFullText(data: Json): boolean {
 /**
  * Turns a cloned delta event into a bare continuation: no text of any channel, no usage, and in
  * OpenAI chunks none of the fields that start a message or a tool call, so a client that
- * accumulates deltas neither repeats a tool call's name nor counts usage twice.
+ * accumulates deltas neither repeats a tool call's name nor counts usage twice. Returns whether
+ * it took away more than the texts.
  */
-function asContinuation(data: Json): void {
+function asContinuation(data: Json): boolean {
   for (const d of deltasOf(data)) d.access.set(data, '');
-  delete data.usage;
-  if (!Array.isArray(data.choices)) return;
+  let stripped = drop(data, 'usage');
+  if (!Array.isArray(data.choices)) return stripped;
   for (const choice of data.choices) {
     if (!isJsonObject(choice) || !isJsonObject(choice.delta)) continue;
+    if (choice.finish_reason != null) stripped = true;
     choice.finish_reason = null;
-    delete choice.delta.role;
+    stripped = drop(choice.delta, 'role') || stripped;
     if (!Array.isArray(choice.delta.tool_calls)) continue;
     for (const call of choice.delta.tool_calls) {
       if (!isJsonObject(call)) continue;
-      delete call.id;
-      delete call.type;
-      if (isJsonObject(call.function)) delete call.function.name;
+      stripped = drop(call, 'id') || stripped;
+      stripped = drop(call, 'type') || stripped;
+      if (isJsonObject(call.function)) stripped = drop(call.function, 'name') || stripped;
     }
   }
+  return stripped;
+}
+
+function drop(data: Json, key: string): boolean {
+  if (!(key in data)) return false;
+  delete data[key];
+  return true;
 }
 
 /** `data: [DONE]`, OpenAI's end of stream: nothing may follow it. */
@@ -275,6 +292,45 @@ interface ShapedRun {
   readonly delta: Delta;
   /** Whether an event of the shape was parsed and found to carry its one delta at the hole. */
   verified: boolean;
+  /** Verified, and its events carry nothing but their text: held text goes out in one with only its text replaced. */
+  bare: boolean;
+}
+
+/**
+ * Runs verified in earlier streams, most recently used first. Shapes leave ids and times out, so
+ * the streams of one provider's model share them: a new stream's deltas are read as text from its
+ * first, with no event parsed and no probe.
+ */
+const knownRuns: ShapedRun[] = [];
+const MAX_KNOWN_RUNS = 16;
+/**
+ * A stream whose events matched no known run this often is not asked again: its other events (a
+ * role, a finish, usage, an Anthropic preamble) cost a failed match against each known run.
+ */
+const MAX_KNOWN_MISSES = 8;
+
+function rememberRun(run: ShapedRun): void {
+  const key = run.shape.key;
+  if (knownRuns.some((known) => known.shape.key === key)) return;
+  knownRuns.unshift(run);
+  if (knownRuns.length > MAX_KNOWN_RUNS) knownRuns.pop();
+}
+
+/** A verified run as the stream of `raw`, an event of it, goes on: with that stream's ids. */
+function ownRun(run: ShapedRun, raw: string): ShapedRun {
+  return { shape: run.shape.specialised(raw), delta: run.delta, verified: true, bare: run.bare };
+}
+
+/** The known run `raw` is an event of, moved to the front, and its delta. */
+function knownRunOf(raw: string): { run: ShapedRun; delta: ShapedDelta } | null {
+  for (let i = 0; i < knownRuns.length; i++) {
+    const run = knownRuns[i]!;
+    const delta = run.shape.match(raw);
+    if (delta === null) continue;
+    if (i > 0) knownRuns.unshift(...knownRuns.splice(i, 1));
+    return { run, delta };
+  }
+  return null;
 }
 
 /** `raw` with the literal from `start` to `end` replaced by the literal of `text`, as a whole event. */
@@ -308,6 +364,7 @@ export class StreamRedactor {
    * differ in more than their text, and the rest of the stream is only parsed.
    */
   private fruitlessShapes = 0;
+  private knownMisses = 0;
 
   constructor(private readonly policy: PolicyConfig) {
     const engines = enginesFor(policy);
@@ -343,7 +400,15 @@ export class StreamRedactor {
   /** The new text of one event (with any flushed channels before it), or null when it goes out unchanged. */
   private rewriteRaw(raw: string, crlf: boolean): string | null {
     const shaped = crlf || this.run === null ? null : this.run.shape.match(raw);
-    if (shaped !== null && this.verified(this.run!)) return this.rewriteShaped(raw, shaped, this.run!);
+    if (shaped !== null && this.verified(this.run!, raw)) return this.rewriteShaped(raw, shaped, this.run!);
+    if (!crlf && this.knownMisses < MAX_KNOWN_MISSES) {
+      const known = knownRunOf(raw);
+      if (known !== null) {
+        this.run = ownRun(known.run, raw);
+        return this.rewriteShaped(raw, known.delta, this.run);
+      }
+      this.knownMisses++;
+    }
     const event = parseEvent(crlf ? raw.replace(/\r\n/g, '\n') : raw);
     if (event !== null) return this.rewrite(event, raw, !crlf && this.fruitlessShapes < MAX_FRUITLESS_SHAPES);
     // Whatever is still held belongs before the end of the stream, where a client still reads it.
@@ -353,12 +418,15 @@ export class StreamRedactor {
 
   /** An event of the run's shape: its delta taken in without parsing the event, and edited in place. */
   private rewriteShaped(raw: string, shaped: ShapedDelta, run: ShapedRun): string | null {
-    const released = this.admit(run.delta, raw, shaped.text, false);
+    const released = this.admit(run.delta, { raw, delta: shaped, run }, shaped.text, false);
     return released === shaped.text ? null : withLiteral(raw, shaped.start, shaped.end, released);
   }
 
-  /** A shape is trusted once an event built from it parses to the one delta, at the hole, closing nothing. */
-  private verified(run: ShapedRun): boolean {
+  /**
+   * A shape is trusted once an event built from it parses to the one delta, at the hole, closing
+   * nothing; it is then remembered for other streams, and this one goes on with `raw`'s ids.
+   */
+  private verified(run: ShapedRun, raw: string): boolean {
     if (run.verified) return true;
     const probe = parseEvent(run.shape.probe(PROBE_TEXT));
     const deltas = probe === null ? [] : deltasOf(probe.data);
@@ -370,8 +438,14 @@ export class StreamRedactor {
       only.access.get(probe!.data) === PROBE_TEXT &&
       !mayClose(probe!.data) &&
       !carriesFullText(probe!.data);
-    if (!run.verified) this.run = null;
-    return run.verified;
+    if (!run.verified) {
+      this.run = null;
+      return false;
+    }
+    run.bare = !asContinuation(probe!.data);
+    rememberRun(run);
+    this.run = ownRun(run, raw);
+    return true;
   }
 
   /**
@@ -405,7 +479,8 @@ export class StreamRedactor {
       changed = true;
       edits = 2;
     }
-    const startsRun = shapeable && deltas.length === 1 && deltas[0]!.continuation === undefined && closing.size === 0 && !fullText;
+    // An empty text (OpenAI's first chunk, with the role) is no sample of a run: the next delta is.
+    const startsRun = shapeable && deltas.length === 1 && deltas[0]!.continuation === undefined && closing.size === 0 && !fullText && first !== '';
     // The literal of the one changed (or the one carried) text, found in the raw event once: to
     // edit the event in place, which keeps every other byte of the provider's event and costs a
     // fraction of serialising it again, and as the shape of the run the event starts.
@@ -413,15 +488,17 @@ export class StreamRedactor {
     const at = literal === null ? -1 : literalAt(raw, literal);
     if (startsRun) {
       if (this.run !== null) this.fruitlessShapes = this.run.verified ? 0 : this.fruitlessShapes + 1;
-      this.run = at < 0 ? null : { shape: EventShape.around(raw, at, at + literal!.length), delta: deltas[0]!, verified: false };
+      this.run = at < 0 ? null : { shape: EventShape.around(raw, at, at + literal!.length), delta: deltas[0]!, verified: false, bare: false };
     }
     if (!changed) return null;
+    // Only held text goes before it: the event itself goes out as the provider sent it.
+    if (edits === 0) return prefix + raw + '\n\n';
     const spliced = edits === 1 && at >= 0 ? withLiteral(raw, at, at + literal!.length, edit!.to) : null;
     return prefix + (spliced ?? serialise(event));
   }
 
   /** Takes a delta into its channel and returns what may be released now: all of it when the event closes the channel. */
-  private admit(delta: Delta, event: ParsedEvent | string, incoming: string, closing: boolean): string {
+  private admit(delta: Delta, event: ParsedEvent | ShapedEvent, incoming: string, closing: boolean): string {
     const name = delta.channel;
     // Only referenced: the event is cloned if and when a flush needs it as a template.
     const template = delta.continuation ?? event;
@@ -511,7 +588,8 @@ export class StreamRedactor {
     if (channel === undefined || channel.held === '' || this.blockedBy !== null) return '';
     const text = this.release(channel.held, this.dlp.scan(channel.held));
     const template = channel.template;
-    const event = typeof template === 'string' ? parseEvent(template)! : { name: template.name, data: structuredClone(template.data) };
+    if ('raw' in template && template.run.bare) return withLiteral(template.raw, template.delta.start, template.delta.end, text);
+    const event = 'raw' in template ? parseEvent(template.raw)! : { name: template.name, data: structuredClone(template.data) };
     asContinuation(event.data);
     channel.access.set(event.data, text);
     return serialise(event);

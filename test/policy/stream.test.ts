@@ -195,7 +195,7 @@ t.test('an event whose text changes is edited in place: every other byte the pro
   const next = r.push(Buffer.from('data: {"choices": [{"delta": {"content": ".doe@example.com"}, "index": 0}], "id": "c1"}\n\n')).toString();
   t.equal(next, 'data: {"choices": [{"delta": {"content": ""}, "index": 0}], "id": "c1"}\n\n', 'an address in progress is held whole');
   const rest = r.push(Buffer.from(finish)).toString();
-  t.match(rest, /^data: \{"choices":\[\{"delta":\{"content":"\[REDACTED:pii\.email\]"\}/, 'and released whole, redacted, when its channel closes');
+  t.ok(rest.startsWith('data: {"choices": [{"delta": {"content": "[REDACTED:pii.email]"}, "index": 0}], "id": "c1"}\n\n'), 'and released whole, redacted, when its channel closes, in the last event of its run with only the text replaced');
   t.notMatch(out + next + rest, /doe@/);
 });
 
@@ -270,4 +270,50 @@ t.test('two choices streamed in turn keep their texts apart', async (t) => {
     texts[c.index] += c.delta.content ?? '';
   }
   t.same(texts, ['A: [REDACTED:pii.card] done more', 'B: 0343 6467 nothing'], 'a card is never assembled from two choices');
+});
+
+t.test('a stream of a shape verified in an earlier one is read as text from its first delta: only its other events are parsed', async (t) => {
+  // Ids and creation times differ from stream to stream, and a model no other test streams keeps this shape to itself.
+  const stream = (id: string, created: number, pieces: string[]) => {
+    const event = (delta: Record<string, unknown>, finishReason: string | null = null) =>
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: 'shape-test', choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`;
+    return [event({ role: 'assistant', content: '' }), ...pieces.map((content) => event({ content })), event({}, 'stop'), 'data: [DONE]\n\n'];
+  };
+  run(new StreamRedactor(policy()), stream('chatcmpl-1', 1741570283, ['Hello', ' there', ' again']));
+
+  const frames = stream('chatcmpl-2', 1741570999, ['Your card ', 'is 4539 14', '88 0343 ', '6467, keep ', 'it safe.']);
+  const redactor = new StreamRedactor(policy());
+  const parse = JSON.parse;
+  let parsed = 0;
+  JSON.parse = ((text: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
+    parsed++;
+    return parse(text, reviver);
+  }) as typeof JSON.parse;
+  let raw = '';
+  try {
+    for (const frame of frames) raw += redactor.push(Buffer.from(frame)).toString();
+  } finally {
+    JSON.parse = parse;
+  }
+  t.equal(parsed, 2, 'the role chunk and the finishing chunk; no delta, no probe');
+  const text = raw
+    .split('\n\n')
+    .filter((e) => e.startsWith('data: {'))
+    .map((e) => textOf(parse(e.slice(6)) as StreamEvent))
+    .join('');
+  t.equal(text, 'Your card is [REDACTED:pii.card], keep it safe.', 'redacted exactly as parsed deltas are');
+  t.notMatch(raw, /4539|6467/);
+  t.match(raw, /"id":"chatcmpl-2","object":"chat.completion.chunk","created":1741570999/, 'each event keeps its own id and time');
+  t.notMatch(raw, /chatcmpl-1|1741570283/);
+});
+
+t.test('held text after a run whose events carry more than their text goes out in an event without it', async (t) => {
+  // Some servers repeat the role in every chunk: the held text must not go out as a second message start.
+  const withRole = (content: string) => `data: ${JSON.stringify({ id: 'c1', choices: [{ index: 0, delta: { role: 'assistant', content }, finish_reason: null }] })}\n\n`;
+  for (const round of ['first stream', 'known shape']) {
+    const { text, raw } = run(new StreamRedactor(policy({ piiDetectors: { 'pii.email': 'redact' } })), [withRole('write to '), withRole('jane'), withRole('.doe@example.com'), finish]);
+    t.equal(text, 'write to [REDACTED:pii.email]', round);
+    const flushed = raw.split('\n\n').find((e) => e.includes('[REDACTED'))!;
+    t.same(JSON.parse(flushed.slice(6)), { id: 'c1', choices: [{ index: 0, delta: { content: '[REDACTED:pii.email]' }, finish_reason: null }] }, `${round}: no role in the released event`);
+  }
 });
