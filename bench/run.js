@@ -26,6 +26,7 @@ import { PII_REDACTING } from './lib/policy.js';
 /** @typedef {Omit<import('./lib/load-generator.js').LoadConfig, 'url'>} Load */
 
 const MOCK_SCRIPT = fileURLToPath(new URL('mock/provider.js', import.meta.url));
+const PASS_THROUGH_SCRIPT = fileURLToPath(new URL('yardstick/pass-through.js', import.meta.url));
 const PROXY_CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const RESULTS_DIR = fileURLToPath(new URL('results/', import.meta.url));
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -84,14 +85,16 @@ async function runScenario(scenario, options, run) {
     warmupMs: options.warmupS * 1000,
     durationMs: options.durationS * 1000,
   };
-  const profile = options.prof ? join(RESULTS_DIR, `proxy-${name}-${run.stamp}.cpuprofile`) : undefined;
+  const profile = options.prof && scenario.through === undefined ? join(RESULTS_DIR, `proxy-${name}-${run.stamp}.cpuprofile`) : undefined;
   progress(`${name}: ${description}, ${shape.connections} connections`);
   try {
     const redis = scenario.store === 'redis' ? await startRedis() : null;
     const wasmDir = scenario.wasmRules === undefined ? undefined : await installedRulesDir(scenario.wasmRules, run.svcHome);
     const sides = await withServer(startMock(), async (mock) => {
       const direct = await runSide(mock, load);
-      const proxy = await withServer(startProxy(mock.url, options, run.svcHome, profile, scenario.ioThreads ?? 1, redis?.url, wasmDir), (server) => runSide(server, load));
+      const through =
+        scenario.through === 'pass-through' ? startPassThrough(mock.url) : startProxy(mock.url, options, run.svcHome, profile, scenario.ioThreads ?? 1, redis?.url, wasmDir);
+      const proxy = await withServer(through, (server) => runSide(server, load));
       return { direct, proxy };
     }).finally(() => redis?.stop());
     const ratio = sides.direct.requestsPerSec > 0 ? round(sides.proxy.requestsPerSec / sides.direct.requestsPerSec, 4) : null;
@@ -129,6 +132,7 @@ async function runSide(server, load) {
   );
   if (!server.running()) throw new Error(`the ${server.name} died during the run\n${server.stderrTail()}`);
   return {
+    server: server.name,
     ...result,
     requestsPerSec: round(result.requestsPerSec, 1),
     cpuUsPerRequest: result.requests > 0 ? round(cpuUs / result.requests, 1) : null,
@@ -155,6 +159,11 @@ async function withServer(starting, use) {
 
 function startMock() {
   return startServer({ name: 'mock provider', script: MOCK_SCRIPT, args: ['--port', '0'] });
+}
+
+/** @param {string} upstreamUrl */
+function startPassThrough(upstreamUrl) {
+  return startServer({ name: 'pass-through', script: PASS_THROUGH_SCRIPT, args: ['--upstream-url', upstreamUrl, '--port', '0'] });
 }
 
 /**

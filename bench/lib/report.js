@@ -8,9 +8,10 @@ import { dirname } from 'node:path';
 /** @typedef {import('./load-generator.js').LoadResult} LoadResult */
 
 /**
- * One side's figures: the load generator's, plus the CPU time and peak RSS of the process it
- * loaded (the mock on the direct side, the proxy on the proxy side).
- * @typedef {LoadResult & { cpuUsPerRequest: number | null, peakRssMiB: number }} SideFigures
+ * One side's figures: the load generator's, plus which server it loaded (the mock provider on the
+ * direct side; the proxy, or the pass-through of a pass-through scenario, on the proxy side) and
+ * that process's CPU time and peak RSS.
+ * @typedef {LoadResult & { server: string, cpuUsPerRequest: number | null, peakRssMiB: number }} SideFigures
  */
 
 /**

@@ -23,6 +23,7 @@
  * @property {'redis'} [store]  the proxy meters against a redis-server started for the scenario
  * @property {number} [wasmRules]  the proxy runs with this many WASM rules installed
  * @property {number} [ioThreads]  the proxy's --io-threads (default 1)
+ * @property {'pass-through'} [through]  the proxy side is bench/yardstick/pass-through.js, not svc
  */
 
 /** @typedef {Partial<Shape>} ShapeOverrides */
@@ -151,6 +152,20 @@ export const SCENARIOS = [
     description: 'non-streaming chat on one connection: the latency floor',
     shape: { connections: 1, promptBytes: KB, chunks: null },
     request: openaiChat,
+  },
+  {
+    name: 'chat-pass-through',
+    description: "as chat, through a pass-through on the proxy's own stack (uWS, undici) with nothing else: what the stack alone costs (compare its proxy row with chat's)",
+    shape: { connections: 50, promptBytes: KB, chunks: null },
+    request: openaiChat,
+    through: 'pass-through',
+  },
+  {
+    name: 'latency-pass-through',
+    description: "as latency, through the same pass-through: the stack's own latency floor (compare its proxy row with latency's)",
+    shape: { connections: 1, promptBytes: KB, chunks: null },
+    request: openaiChat,
+    through: 'pass-through',
   },
   {
     name: 'throughput-200',

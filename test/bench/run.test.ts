@@ -38,6 +38,7 @@ async function bench(t: Test, args: string[]): Promise<Run> {
 }
 
 interface Side {
+  server: string;
   requests: number;
   requestsPerSec: number;
   latencyMs: { p50: number; p90: number; p99: number };
@@ -97,8 +98,23 @@ t.test('a one-second chat run measures both sides and the proxy process', async 
     t.ok(side.peakRssMiB > 10, `${name}: peak RSS ${side.peakRssMiB} MiB`);
   }
   t.same(Object.keys(chat.sides ?? {}), ['direct', 'proxy']);
+  t.same([chat.sides?.direct.server, chat.sides?.proxy.server], ['mock provider', 'proxy']);
   t.equal(printed.baseline?.commit, 'abc1234', 'compared with the baseline given');
   t.match(printed.baseline?.rows, [{ scenario: 'chat', baselineUs: 1, regressed: true }], 'a rise past 20% is flagged');
+});
+
+t.test("a pass-through scenario measures the stack's own pass-through on the proxy side", async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'bench-test-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const run = await bench(t, ['latency-pass-through', '--duration', '0.5', '--warmup', '0', '--json-only', '--out', join(dir, 'out.json')]);
+  t.equal(run.code, 0, run.stderr);
+  const scenario = (JSON.parse(run.stdout) as Report).scenarios[0]!;
+  t.equal(scenario.status, 'ok', scenario.reason ?? 'ran');
+  for (const [name, side] of Object.entries(scenario.sides ?? {})) {
+    t.ok(side.requests > 0, `${name}: ${side.requests} requests`);
+    t.same(side.errors, { non2xx: 0, failed: 0, truncated: 0 }, `${name}: no errors`);
+  }
+  t.same([scenario.sides?.direct.server, scenario.sides?.proxy.server], ['mock provider', 'pass-through'], 'the pass-through stands where the proxy would');
 });
 
 t.test('--fail-on-regression exits 3 when a scenario is flagged; --save-baseline writes the run as the baseline', async (t) => {
