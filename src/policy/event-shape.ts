@@ -4,6 +4,7 @@
  * of a run has been parsed, the next are matched against its shape as text and their delta is read
  * without parsing. That is sound because every other byte is the same, and replacing one JSON
  * string literal by another, or one number by another, cannot change the structure around it.
+ * Ids and creation times are holes too, so a shape is not one stream's but its provider's model's.
  */
 
 /**
