@@ -75,6 +75,12 @@ t.test('a request makes no hidden class and no dictionary of its own', async (t)
     const site = `${f[1]} at ${f[6]}:${f[7]} ${f[8]} ${f[9]}`;
     sites.set(site, (sites.get(site) ?? 0) + 1);
   }
-  const top = [...sites].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([site, n]) => `${n}× ${site}`);
-  t.ok(made.length < MEASURED / 4, `${made.length} hidden classes or dictionaries made over ${MEASURED} requests (most: ${top.join('; ') || 'none'})`);
+  const ranked = [...sites].sort((a, b) => b[1] - a[1]);
+  const top = ranked.slice(0, 5).map(([site, n]) => `${n}× ${site}`);
+  // What a request makes, it makes at the same place every time: a hundred or more at one place.
+  // What happens once (a class set up the first time a GC is observed, a metric's first bucket)
+  // makes a few at each place, and more of it falls inside the window on a slow or loaded machine.
+  const [worstSite, worst] = ranked[0] ?? ['none', 0];
+  t.ok(worst < MEASURED / 4, `at most ${worst} hidden classes or dictionaries made at one place over ${MEASURED} requests (${worstSite})`);
+  t.ok(made.length < MEASURED, `${made.length} made in all over ${MEASURED} requests (most: ${top.join('; ') || 'none'})`);
 });
