@@ -1,23 +1,16 @@
 import t, { type Test } from 'tap';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
+import { startServer } from '../../bench/lib/children.js';
 import { startMockProvider } from '../../bench/mock/provider.js';
 
 const SCRIPT = fileURLToPath(new URL('../../bench/yardstick/pass-through.js', import.meta.url));
 
-/** Starts the pass-through in front of `upstreamUrl` and returns its URL. */
+/** Starts the pass-through in front of `upstreamUrl`, as the bench does, and returns its URL. */
 async function startPassThrough(t: Test, upstreamUrl: string): Promise<string> {
-  const child = spawn(process.execPath, [SCRIPT, '--upstream-url', upstreamUrl, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  t.teardown(async () => {
-    if (child.exitCode !== null) return;
-    child.kill('SIGTERM');
-    await once(child, 'exit');
-  });
-  const [line] = (await once(createInterface({ input: child.stdout! }), 'line')) as [string];
-  return /http:\/\/\S+/.exec(line)![0];
+  const server = await startServer({ name: 'pass-through', script: SCRIPT, args: ['--upstream-url', upstreamUrl, '--port', '0'] });
+  t.teardown(() => server.stop());
+  return server.url;
 }
 
 const chat = (extra: Record<string, unknown> = {}) => JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], ...extra });
