@@ -4,7 +4,7 @@
  * mock provider directly, then through the proxy, in the same run; micro-benchmarks follow.
  * See bench/README.md and `npm run bench -- --help`.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +15,8 @@ import { parseOptions, selectWork, usage, UsageError } from './lib/options.js';
 import { cpuTimeUs, peakRssBytes } from './lib/proc-stats.js';
 import { compareToBaseline, formatComparison, readBaseline } from './lib/baseline.js';
 import { formatReport, gitCommit, machine, writeReport } from './lib/report.js';
-import { shapeOf } from './lib/scenarios.js';
+import { compareInTurn, describeVersus, inTurn, mergeWindows } from './lib/paired.js';
+import { shapeOf, versusOf } from './lib/scenarios.js';
 import { installedRulesDir } from './lib/wasm-rules.js';
 import { PII_REDACTING } from './lib/policy.js';
 
@@ -24,6 +25,10 @@ import { PII_REDACTING } from './lib/policy.js';
 /** @typedef {import('./lib/report.js').ScenarioResult} ScenarioResult */
 /** @typedef {import('./lib/report.js').SideFigures} SideFigures */
 /** @typedef {Omit<import('./lib/load-generator.js').LoadConfig, 'url'>} Load */
+/** @typedef {import('./lib/scenarios.js').Scenario} Scenario */
+
+/** Warm-up of a server's later windows in turn: enough to open the connections again. */
+const LATER_WARMUP_S = 0.25;
 
 const MOCK_SCRIPT = fileURLToPath(new URL('mock/provider.js', import.meta.url));
 const PASS_THROUGH_SCRIPT = fileURLToPath(new URL('yardstick/pass-through.js', import.meta.url));
@@ -69,7 +74,9 @@ async function main(args) {
 }
 
 /**
- * A fresh mock and a fresh proxy per scenario, so each one's peak RSS is the scenario's own.
+ * A fresh mock and a fresh proxy per scenario, so each one's peak RSS is the scenario's own. A
+ * scenario that names another (`versus`) also starts that one's proxy and loads the two in turn
+ * (bench/lib/paired.js).
  * @param {import('./lib/scenarios.js').Scenario} scenario
  * @param {BenchOptions} options
  * @param {{ svcHome: string, stamp: string }} run
@@ -78,30 +85,45 @@ async function main(args) {
 async function runScenario(scenario, options, run) {
   const { name, description } = scenario;
   const shape = shapeOf(scenario, options.overrides);
-  /** @type {Load} */
-  const load = {
-    request: scenario.request(shape),
-    connections: shape.connections,
-    warmupMs: options.warmupS * 1000,
-    durationMs: options.durationS * 1000,
-  };
+  const request = scenario.request(shape);
+  /** @type {(warmupS: number, durationS: number) => Load} */
+  const load = (warmupS, durationS) => ({ request, connections: shape.connections, warmupMs: warmupS * 1000, durationMs: durationS * 1000 });
   const profile = options.prof && scenario.through === undefined ? join(RESULTS_DIR, `proxy-${name}-${run.stamp}.cpuprofile`) : undefined;
-  progress(`${name}: ${description}, ${shape.connections} connections`);
+  const other = versusOf(scenario);
+  progress(`${name}: ${description}, ${shape.connections} connections${other === null ? '' : `; its proxy and ${other.name}'s in turn, ${options.rounds} round${options.rounds === 1 ? '' : 's'}`}`);
   try {
-    const redis = scenario.store === 'redis' ? await startRedis() : null;
-    const wasmDir = scenario.wasmRules === undefined ? undefined : await installedRulesDir(scenario.wasmRules, run.svcHome);
-    const sides = await withServer(startMock(), async (mock) => {
-      const direct = await runSide(mock, load);
-      const through =
-        scenario.through === 'pass-through' ? startPassThrough(mock.url) : startProxy(mock.url, options, run.svcHome, profile, scenario.ioThreads ?? 1, redis?.url, wasmDir);
-      const proxy = await withServer(through, (server) => runSide(server, load));
-      return { direct, proxy };
+    const redis = scenario.store === 'redis' || other?.store === 'redis' ? await startRedis() : null;
+    /** @type {(s: Scenario, mockUrl: string, svcHome: string, profiled?: string) => Promise<Server>} */
+    const startThrough = async (s, mockUrl, svcHome, profiled) => {
+      if (s.through === 'pass-through') return startPassThrough(mockUrl);
+      const wasmDir = s.wasmRules === undefined ? undefined : await installedRulesDir(s.wasmRules, svcHome);
+      return startProxy(mockUrl, options, svcHome, profiled, s.ioThreads ?? 1, redis?.url, wasmDir);
+    };
+    const measured = await withServer(startMock(), async (mock) => {
+      const direct = await runSide(mock, load(options.warmupS, options.durationS));
+      if (other === null) {
+        const proxy = await withServer(startThrough(scenario, mock.url, run.svcHome, profile), (server) => runSide(server, load(options.warmupS, options.durationS)));
+        return { sides: { direct, proxy }, versus: undefined };
+      }
+      const theirHome = join(run.svcHome, `versus-${other.name}`);
+      mkdirSync(theirHome, { recursive: true });
+      return withServer(startThrough(scenario, mock.url, run.svcHome, profile), (ours) =>
+        withServer(startThrough(other, mock.url, theirHome), async (theirs) => {
+          const window = options.durationS / options.rounds;
+          /** @type {(server: Server) => (round: number) => Promise<SideFigures>} */
+          const measure = (server) => (round) => runSide(server, load(round === 0 ? options.warmupS : Math.min(options.warmupS, LATER_WARMUP_S), window));
+          const windows = await inTurn(options.rounds, measure(ours), measure(theirs));
+          return { sides: { direct, proxy: mergeWindows(windows.ours) }, versus: compareInTurn(other.name, windows.ours, windows.theirs) };
+        }),
+      );
     }).finally(() => redis?.stop());
+    const { sides, versus } = measured;
     const ratio = sides.direct.requestsPerSec > 0 ? round(sides.proxy.requestsPerSec / sides.direct.requestsPerSec, 4) : null;
     progress(`${name}: direct ${Math.round(sides.direct.requestsPerSec)} req/s, proxy ${Math.round(sides.proxy.requestsPerSec)} req/s, ratio ${ratio}`);
+    if (versus !== undefined) progress(`${name}: ${describeVersus(versus)}`);
     const profiled = profile !== undefined && existsSync(profile);
     if (profile !== undefined && !profiled) progress(`${name}: the proxy wrote no CPU profile (it must exit cleanly on SIGTERM)`);
-    return { name, description, status: 'ok', shape, sides, ratio, ...(profiled ? { profile: displayPath(profile) } : {}) };
+    return { name, description, status: 'ok', shape, sides, ratio, ...(versus === undefined ? {} : { versus }), ...(profiled ? { profile: displayPath(profile) } : {}) };
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
     progress(`${name}: failed, ${reason}`);
@@ -166,6 +188,9 @@ function startPassThrough(upstreamUrl) {
   return startServer({ name: 'pass-through', script: PASS_THROUGH_SCRIPT, args: ['--upstream-url', upstreamUrl, '--port', '0'] });
 }
 
+/** The policy every scenario runs: the defaults (injection, anomaly, metering, traces) with all five DLP detectors redacting. */
+const PROXY_CONFIG = { piiDetectors: PII_REDACTING };
+
 /**
  * @param {string} upstreamUrl
  * @param {BenchOptions} options
@@ -175,9 +200,6 @@ function startPassThrough(upstreamUrl) {
  * @param {string} [valkeyUrl]  the Redis the proxy meters against, when the scenario wants one
  * @param {string} [wasmDir]  the folder of installed WASM rules, when the scenario wants some
  */
-/** The policy every scenario runs: the defaults (injection, anomaly, metering, traces) with all five DLP detectors redacting. */
-const PROXY_CONFIG = { piiDetectors: PII_REDACTING };
-
 function startProxy(upstreamUrl, options, svcHome, profile, ioThreads, valkeyUrl, wasmDir) {
   const threads = options.threads === undefined ? [] : ['--threads', String(options.threads)];
   const store = valkeyUrl === undefined ? [] : ['--valkey-url', valkeyUrl];

@@ -16,6 +16,7 @@ export const DEFAULT_OUT = fileURLToPath(new URL('../results/latest.json', impor
  * @property {string[]} names  as given; empty means everything
  * @property {number} durationS  measured seconds per side
  * @property {number} warmupS  uncounted seconds per side before the measured window
+ * @property {number} rounds  rounds of a scenario whose proxy is loaded in turn with another's
  * @property {import('./scenarios.js').ShapeOverrides} overrides
  * @property {number | undefined} threads  passed to the proxy
  * @property {boolean} prof
@@ -46,6 +47,8 @@ ${micro}
 Options:
   --duration S          measured seconds per side (default 5)
   --warmup S            uncounted warm-up seconds per side (default 1)
+  --rounds N            rounds of a scenario compared with another ("in turn"): both proxies are
+                        loaded one after the other N times, each window --duration ÷ N (default 3)
   --connections N       connections for every selected scenario (default: the scenario's own)
   --prompt-size BYTES   prompt size for every selected scenario (default: the scenario's own)
   --chunks N            content chunks per streamed answer (default 20, the scenarios' own)
@@ -71,6 +74,7 @@ export function parseOptions(args) {
     names: positionals,
     durationS: positiveNumber('--duration', values.duration) ?? 5,
     warmupS: positiveNumber('--warmup', values.warmup, { allowZero: true }) ?? 1,
+    rounds: positiveInteger('--rounds', values.rounds) ?? 3,
     overrides: {
       connections: positiveInteger('--connections', values.connections),
       promptBytes: positiveInteger('--prompt-size', values['prompt-size']),
@@ -96,6 +100,7 @@ function parseFlags(args) {
       options: {
         duration: { type: 'string' },
         warmup: { type: 'string' },
+        rounds: { type: 'string' },
         connections: { type: 'string' },
         'prompt-size': { type: 'string' },
         chunks: { type: 'string' },

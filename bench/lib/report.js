@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, release, totalmem } from 'node:os';
 import { dirname } from 'node:path';
+import { describeVersus } from './paired.js';
 
 /** @typedef {import('./load-generator.js').LoadResult} LoadResult */
 
@@ -24,6 +25,7 @@ import { dirname } from 'node:path';
  * @property {{ direct: SideFigures, proxy: SideFigures }} [sides]
  * @property {number | null} [ratio]  proxy requests/s ÷ direct requests/s
  * @property {string} [profile]  the proxy's .cpuprofile, with --prof
+ * @property {import('./paired.js').Versus} [versus]  the other scenario's proxy, loaded in turn with this one's
  */
 
 /**
@@ -43,6 +45,7 @@ import { dirname } from 'node:path';
  * @property {import('./options.js').BenchOptions} options
  * @property {ScenarioResult[]} scenarios
  * @property {MicroResult[]} micro
+ * @property {import('./baseline.js').BaselineComparison | null} [baseline]  this run against the committed baseline, in the written results
  */
 
 export function machine() {
@@ -98,10 +101,21 @@ function scenarioRows(result) {
   if (result.sides === undefined) return [[result.name, `${result.status}: ${result.reason}`]];
   const { direct, proxy } = result.sides;
   const connections = String(result.shape?.connections);
-  return [
+  const rows = [
     [result.name, 'direct', connections, ...sideCells(direct), '', ...processCells(direct)],
-    ['', 'proxy', connections, ...sideCells(proxy), result.ratio == null ? 'n/a' : `${result.ratio.toFixed(3)}×`, ...processCells(proxy)],
+    ['', 'proxy', connections, ...sideCells(proxy), ratioCell(proxy, direct), ...processCells(proxy)],
   ];
+  const versus = result.versus?.proxy;
+  if (versus !== undefined) rows.push(['', 'versus', connections, ...sideCells(versus), ratioCell(versus, direct), ...processCells(versus)]);
+  return rows;
+}
+
+/**
+ * @param {SideFigures} side
+ * @param {SideFigures} direct
+ */
+function ratioCell(side, direct) {
+  return direct.requestsPerSec > 0 ? `${(side.requestsPerSec / direct.requestsPerSec).toFixed(3)}×` : 'n/a';
 }
 
 /** @param {SideFigures} side */
@@ -135,12 +149,14 @@ function ms(value) {
 function scenarioNotes(result) {
   /** @type {string[]} */
   const notes = [];
-  for (const [side, figures] of Object.entries(result.sides ?? {})) {
+  const sides = result.versus === undefined ? result.sides : { ...result.sides, versus: result.versus.proxy };
+  for (const [side, figures] of Object.entries(sides ?? {})) {
     const { non2xx, failed, truncated } = figures.errors;
     if (non2xx + failed + truncated === 0) continue;
     notes.push(`${result.name} ${side}: ${non2xx} non-2xx, ${failed} failed, ${truncated} truncated`);
     for (const sample of figures.errorSamples) notes.push(`  ${sample}`);
   }
+  if (result.versus !== undefined) notes.push(`${result.name}: ${describeVersus(result.versus)} (row "versus": ${result.versus.scenario}'s proxy)`);
   if (result.profile !== undefined) notes.push(`${result.name}: proxy CPU profile ${result.profile}`);
   return notes;
 }

@@ -24,6 +24,7 @@
  * @property {number} [wasmRules]  the proxy runs with this many WASM rules installed
  * @property {number} [ioThreads]  the proxy's --io-threads (default 1)
  * @property {'pass-through'} [through]  the proxy side is bench/yardstick/pass-through.js, not svc
+ * @property {string} [versus]  the scenario whose proxy this one's is loaded in turn with (same request and shape)
  */
 
 /** @typedef {Partial<Shape>} ShapeOverrides */
@@ -116,10 +117,11 @@ export const SCENARIOS = [
   },
   {
     name: 'chat-io2',
-    description: "as chat, with 2 I/O threads (compare its proxy row with chat's)",
+    description: "as chat, with 2 I/O threads (its proxy and chat's in turn)",
     shape: { connections: 50, promptBytes: KB, chunks: null },
     request: openaiChat,
     ioThreads: 2,
+    versus: 'chat',
   },
   {
     name: 'stream',
@@ -129,10 +131,11 @@ export const SCENARIOS = [
   },
   {
     name: 'stream-io2',
-    description: "as stream, with 2 I/O threads (compare its proxy row with stream's)",
+    description: "as stream, with 2 I/O threads (its proxy and stream's in turn)",
     shape: { connections: 50, promptBytes: KB, chunks: 20 },
     request: openaiChat,
     ioThreads: 2,
+    versus: 'stream',
   },
   {
     name: 'anthropic-stream',
@@ -142,10 +145,11 @@ export const SCENARIOS = [
   },
   {
     name: 'chat-redis',
-    description: 'as chat, with spend metering in Redis (compare its proxy row with chat\'s)',
+    description: "as chat, with spend metering in Redis (its proxy and chat's in turn)",
     shape: { connections: 50, promptBytes: KB, chunks: null },
     request: openaiChat,
     store: 'redis',
+    versus: 'chat',
   },
   {
     name: 'latency',
@@ -155,17 +159,19 @@ export const SCENARIOS = [
   },
   {
     name: 'chat-pass-through',
-    description: "as chat, through a pass-through on the proxy's own stack (uWS, undici) with nothing else: what the stack alone costs (compare its proxy row with chat's)",
+    description: "as chat, through a pass-through on the proxy's own stack (uWS, undici) with nothing else: what the stack alone costs (its proxy and chat's in turn)",
     shape: { connections: 50, promptBytes: KB, chunks: null },
     request: openaiChat,
     through: 'pass-through',
+    versus: 'chat',
   },
   {
     name: 'latency-pass-through',
-    description: "as latency, through the same pass-through: the stack's own latency floor (compare its proxy row with latency's)",
+    description: "as latency, through the same pass-through: the stack's own latency floor (its proxy and latency's in turn)",
     shape: { connections: 1, promptBytes: KB, chunks: null },
     request: openaiChat,
     through: 'pass-through',
+    versus: 'latency',
   },
   {
     name: 'throughput-200',
@@ -181,10 +187,11 @@ export const SCENARIOS = [
   },
   {
     name: 'tool-call-wasm10',
-    description: "as tool-call, with 10 WASM rules installed (compare its proxy row with tool-call's)",
+    description: "as tool-call, with 10 WASM rules installed (its proxy and tool-call's in turn)",
     shape: { connections: 50, promptBytes: KB, chunks: null },
     request: openaiToolCall,
     wasmRules: 10,
+    versus: 'tool-call',
   },
   {
     name: 'dlp-100k',
@@ -208,4 +215,20 @@ export function shapeOf(scenario, overrides) {
     promptBytes: overrides.promptBytes ?? shape.promptBytes,
     chunks: shape.chunks === null ? null : (overrides.chunks ?? shape.chunks),
   };
+}
+
+/**
+ * The scenario whose proxy `scenario`'s is loaded in turn with, or null. It must send the same
+ * request with the same shape, or the two proxies would not be doing the same work.
+ * @param {Scenario} scenario
+ * @returns {Scenario | null}
+ */
+export function versusOf(scenario) {
+  if (scenario.versus === undefined) return null;
+  const other = SCENARIOS.find((s) => s.name === scenario.versus);
+  if (other === undefined) throw new Error(`${scenario.name} is compared with ${scenario.versus}, which is no scenario`);
+  if (other.request !== scenario.request || JSON.stringify(other.shape) !== JSON.stringify(scenario.shape) || other.versus !== undefined) {
+    throw new Error(`${scenario.name} is compared with ${other.name}, which sends another request or is compared in turn itself`);
+  }
+  return other;
 }

@@ -40,6 +40,7 @@ async function bench(t: Test, args: string[]): Promise<Run> {
 interface Side {
   server: string;
   requests: number;
+  seconds: number;
   requestsPerSec: number;
   latencyMs: { p50: number; p90: number; p99: number };
   ttfbMs: { p50: number; p99: number };
@@ -54,6 +55,13 @@ interface Scenario {
   reason?: string;
   ratio?: number | null;
   sides?: { direct: Side; proxy: Side };
+  versus?: { scenario: string; rounds: number; proxy: Side; requestsPerSec: Spread; cpuUsPerRequest: Spread | null };
+}
+
+interface Spread {
+  median: number;
+  min: number;
+  max: number;
 }
 
 interface Report {
@@ -103,18 +111,29 @@ t.test('a one-second chat run measures both sides and the proxy process', async 
   t.match(printed.baseline?.rows, [{ scenario: 'chat', baselineUs: 1, regressed: true }], 'a rise past 20% is flagged');
 });
 
-t.test("a pass-through scenario measures the stack's own pass-through on the proxy side", async (t) => {
+t.test("a pass-through scenario measures the stack's own pass-through on the proxy side, in turn with the proxy", async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'bench-test-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const run = await bench(t, ['latency-pass-through', '--duration', '0.5', '--warmup', '0', '--json-only', '--out', join(dir, 'out.json')]);
+  const run = await bench(t, ['latency-pass-through', '--duration', '1', '--warmup', '0', '--rounds', '2', '--json-only', '--out', join(dir, 'out.json')]);
   t.equal(run.code, 0, run.stderr);
   const scenario = (JSON.parse(run.stdout) as Report).scenarios[0]!;
   t.equal(scenario.status, 'ok', scenario.reason ?? 'ran');
-  for (const [name, side] of Object.entries(scenario.sides ?? {})) {
-    t.ok(side.requests > 0, `${name}: ${side.requests} requests`);
-    t.same(side.errors, { non2xx: 0, failed: 0, truncated: 0 }, `${name}: no errors`);
+  const versus = scenario.versus;
+  const sides = { ...scenario.sides, versus: versus?.proxy };
+  for (const [name, side] of Object.entries(sides)) {
+    t.ok(side !== undefined && side.requests > 0, `${name}: ${side?.requests} requests`);
+    t.same(side?.errors, { non2xx: 0, failed: 0, truncated: 0 }, `${name}: no errors`);
   }
   t.same([scenario.sides?.direct.server, scenario.sides?.proxy.server], ['mock provider', 'pass-through'], 'the pass-through stands where the proxy would');
+  t.equal(versus?.scenario, 'latency', "latency's proxy is loaded in turn with it");
+  t.equal(versus?.proxy.server, 'proxy');
+  t.equal(versus?.rounds, 2);
+  for (const figure of [versus?.requestsPerSec, versus?.cpuUsPerRequest]) {
+    t.ok(figure !== undefined && figure !== null && figure.min > 0 && figure.min <= figure.median && figure.median <= figure.max, `a spread of round ratios: ${JSON.stringify(figure)}`);
+  }
+  // Two windows of half the duration each side: the merged side adds them up.
+  t.ok(Math.abs((scenario.sides?.proxy.seconds ?? 0) - 1) < 0.2, `the pass-through was measured for ${scenario.sides?.proxy.seconds} s in all`);
+  t.match(run.stderr, /latency-pass-through: its proxy and latency's in turn, 2 rounds: req\/s [\d.]+× \([\d.]+–[\d.]+\), CPU µs\/req [\d.]+×/);
 });
 
 t.test('--fail-on-regression exits 3 when a scenario is flagged; --save-baseline writes the run as the baseline', async (t) => {
