@@ -166,6 +166,14 @@ export const SCENARIOS = [
     versus: 'chat',
   },
   {
+    name: 'stream-pass-through',
+    description: "as stream, through the same pass-through: what the stack alone costs a stream (its proxy and stream's in turn)",
+    shape: { connections: 50, promptBytes: KB, chunks: 20 },
+    request: openaiChat,
+    through: 'pass-through',
+    versus: 'stream',
+  },
+  {
     name: 'latency-pass-through',
     description: "as latency, through the same pass-through: the stack's own latency floor (its proxy and latency's in turn)",
     shape: { connections: 1, promptBytes: KB, chunks: null },
