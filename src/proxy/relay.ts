@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { UpstreamError, UpstreamTimeoutError, type SvcError } from '../lib/errors.js';
+import { isJsonObject, type JsonObject } from '../lib/json.js';
 import { costUsd } from '../upstream/catalog.js';
 import { estimateTokens } from '../state/budget.js';
 import type { Pricing } from './metering.js';
@@ -41,6 +42,12 @@ const DROP_RESPONSE_HEADERS = new Set([
  * slower; a value cannot hold this one, as a quote inside a string is escaped.
  */
 const USAGE_KEY_END = 'usage"';
+
+/** A complete response on its way through the stages that read it, and its parse while none has changed it. */
+interface InspectedBody {
+  readonly body: Buffer;
+  readonly parsed: JsonObject | null;
+}
 /** Error bodies are read whole (for the provider's message), but only this much of them. */
 const ERROR_BODY_LIMIT = 64 * 1024;
 /**
@@ -394,31 +401,36 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     return notes !== null && this.status === 200 && this.ex.enforcement !== 'KILL' ? annotateBody(this.req.kind, body, notes) : body;
   }
 
-  private async inspectPolicy(body: Buffer): Promise<Buffer> {
+  /** The response as the policy leaves it, with its parse when the policy left it as it came (the review then need not parse it again). */
+  private async inspectPolicy(body: Buffer): Promise<InspectedBody> {
     const policy = this.req.responsePolicy;
-    if (policy === null) return body;
-    let parsed: Record<string, unknown>;
+    if (policy === null) return { body, parsed: null };
+    let parsed: unknown;
     try {
-      parsed = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+      parsed = JSON.parse(body.toString('utf8'));
     } catch {
-      return body;
+      return { body, parsed: null };
     }
+    // Inspection writes only redactions into `parsed`, and then answers a new body.
     const result = await this.req.inspect(policy, parsed, body);
     this.ex.shadow = result.shadow;
     this.recordFindings(result.findings, result.verdict === 'blocked');
-    if (result.verdict === 'blocked') return Buffer.from(JSON.stringify(refusalResponse(this.req.kind, parsed, result.blockedBy!.detector)));
-    return result.body !== null ? Buffer.from(result.body) : body;
+    if (result.verdict === 'blocked') return { body: Buffer.from(JSON.stringify(refusalResponse(this.req.kind, parsed as Record<string, unknown>, result.blockedBy!.detector))), parsed: null };
+    return result.body !== null ? { body: Buffer.from(result.body), parsed: null } : { body, parsed: isJsonObject(parsed) ? parsed : null };
   }
 
   /** A complete response's tool calls put to the judges; refused ones substituted. */
-  private reviewToolCalls(body: Buffer): Promise<Buffer> | Buffer {
-    return this.req.toolCalls === null ? body : reviewResponseToolCalls(this.req.kind, body, this.req.toolCalls);
+  private reviewToolCalls(inspected: InspectedBody): Promise<InspectedBody> | InspectedBody {
+    if (this.req.toolCalls === null) return inspected;
+    return reviewResponseToolCalls(this.req.kind, inspected.body, this.req.toolCalls, inspected.parsed ?? undefined).then((body) =>
+      body === inspected.body ? inspected : { body, parsed: null },
+    );
   }
 
   /** A complete response put to the rules that evaluate responses; a refused one replaced by a notice. */
-  private reviewText(body: Buffer): Promise<Buffer> | Buffer {
+  private reviewText({ body, parsed }: InspectedBody): Promise<Buffer> | Buffer {
     if (this.req.responseRules === null) return body;
-    return reviewResponse(this.req.kind, body, this.req.responseRules, (record) => this.ex.recordResponseRule(record));
+    return reviewResponse(this.req.kind, body, this.req.responseRules, (record) => this.ex.recordResponseRule(record), parsed ?? undefined);
   }
 
   private recordFindings(findings: readonly Finding[], blocked: boolean): void {

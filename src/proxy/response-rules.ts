@@ -1,6 +1,6 @@
 import { noticeResponse } from '../policy/refusal.js';
 import type { RouteKind } from './routes.js';
-import { parseJsonObject } from '../lib/json.js';
+import { parseJsonObject, type JsonObject } from '../lib/json.js';
 
 /** A rule's verdict on a complete response. */
 export interface ResponseRuling {
@@ -33,10 +33,11 @@ export function responseRuleNotice(rule: string, action: 'block' | 'hold', reaso
 
 /**
  * Puts a complete (non-streamed) response to the rules; a refused one is replaced by a response
- * of the route's shape carrying only the notice. Returns the body to relay.
+ * of the route's shape carrying only the notice. Returns the body to relay. `known`, when given,
+ * is `body` already parsed.
  */
-export async function reviewResponse(kind: RouteKind, body: Buffer, review: ResponseReview, record: (r: ResponseRuleRecord) => void): Promise<Buffer> {
-  const parsed = parseJsonObject(body);
+export async function reviewResponse(kind: RouteKind, body: Buffer, review: ResponseReview, record: (r: ResponseRuleRecord) => void, known?: JsonObject): Promise<Buffer> {
+  const parsed = known ?? parseJsonObject(body);
   if (parsed === null) return body;
   const ruling = await review.judge(parsed);
   if (ruling === null || ruling.action === 'allow') return body;

@@ -1,6 +1,6 @@
 import type { RouteKind } from './routes.js';
 import type { ToolCallReview } from './tool-calls-review.js';
-import { parseJsonObject } from '../lib/json.js';
+import { parseJsonObject, type JsonObject } from '../lib/json.js';
 import { chatBody } from './tool-calls/chat.js';
 import { messagesBody } from './tool-calls/messages.js';
 import { responsesBody } from './tool-calls/responses.js';
@@ -15,14 +15,15 @@ export function carriesToolCalls(kind: RouteKind): boolean {
 
 /**
  * Puts a complete response's tool calls to the review and takes out every refused one. Returns
- * the body to relay: the same buffer when nothing was refused.
+ * the body to relay: the same buffer when nothing was refused. `parsed`, when given, is `body`
+ * already parsed (it may be changed).
  */
-export async function reviewResponseToolCalls(kind: RouteKind, body: Buffer, review: ToolCallReview): Promise<Buffer> {
+export async function reviewResponseToolCalls(kind: RouteKind, body: Buffer, review: ToolCallReview, parsed?: JsonObject): Promise<Buffer> {
   const shape = SHAPES[kind];
   if (shape === undefined) return body;
-  const parsed = parseJsonObject(body);
-  if (parsed === null) return body;
-  const found = shape.calls(parsed);
+  const response = parsed ?? parseJsonObject(body);
+  if (response === null) return body;
+  const found = shape.calls(response);
   if (found.length === 0) return body;
   const verdicts = await review.verdicts(found.map((f) => f.call));
   const refused = new Map<Json, Refusal>();
@@ -31,6 +32,6 @@ export async function reviewResponseToolCalls(kind: RouteKind, body: Buffer, rev
     if (verdict.action !== 'allow') refused.set(item, { call, verdict });
   });
   if (refused.size === 0) return body;
-  shape.substitute(parsed, refused);
-  return Buffer.from(JSON.stringify(parsed));
+  shape.substitute(response, refused);
+  return Buffer.from(JSON.stringify(response));
 }
