@@ -3,7 +3,7 @@ import { isJsonObject, type JsonObject } from './json.js';
 /**
  * Server-sent events as they come off the wire: a byte stream cut at event boundaries
  * (SseFramer), and a run of complete events read into their name and JSON data (parseSseEvents,
- * dataLinesContaining). The proxy's relay and the client SDK both read streams with these.
+ * dataLinesWithObject). The proxy's relay and the client SDK both read streams with these.
  */
 
 const LF_LF = Buffer.from('\n\n');
@@ -100,13 +100,32 @@ export function parseSseEvents(events: Buffer): SseEvent[] {
 
 const DATA_PREFIX = 'data:';
 
+const SPACE = 0x20;
+const TAB = 0x09;
+const COLON = 0x3a;
+const OPEN_BRACE = 0x7b;
+
+/** Whether the JSON after a key's closing quote at `at` - 1 is `: {`, blanks allowed: the key holds an object. */
+function objectFollows(events: Buffer, at: number): boolean {
+  let i = at;
+  while (events[i] === SPACE || events[i] === TAB) i++;
+  if (events[i++] !== COLON) return false;
+  while (events[i] === SPACE || events[i] === TAB) i++;
+  return events[i] === OPEN_BRACE;
+}
+
 /**
- * The JSON payloads of the `data:` lines in a run of complete events that mention `needle`. Only
- * those lines are decoded: the needle (a usage key) is in one event of a whole stream.
+ * The JSON payloads of the `data:` lines in a run of complete events where a key ending with
+ * `keyEnd` (its name and closing quote, such as `usage"`) holds an object. Only those lines are
+ * decoded: OpenAI gives every chunk of a stream `"usage":null` and one chunk the figures.
  */
-export function dataLinesContaining(events: Buffer, needle: string): unknown[] {
+export function dataLinesWithObject(events: Buffer, keyEnd: string): unknown[] {
   const out: unknown[] = [];
-  for (let at = events.indexOf(needle); at >= 0; ) {
+  for (let at = events.indexOf(keyEnd); at >= 0; ) {
+    if (!objectFollows(events, at + keyEnd.length)) {
+      at = events.indexOf(keyEnd, at + keyEnd.length);
+      continue;
+    }
     const start = events.lastIndexOf(LF, at) + 1;
     const newline = events.indexOf(LF, at);
     const end = newline < 0 ? events.length : newline;
@@ -115,10 +134,10 @@ export function dataLinesContaining(events: Buffer, needle: string): unknown[] {
       try {
         out.push(JSON.parse(line.slice(DATA_PREFIX.length)));
       } catch {
-        // Not JSON ([DONE] and the like): nothing to read.
+        // Not JSON: nothing to read.
       }
     }
-    at = newline < 0 ? -1 : events.indexOf(needle, newline);
+    at = newline < 0 ? -1 : events.indexOf(keyEnd, newline);
   }
   return out;
 }

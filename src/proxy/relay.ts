@@ -14,7 +14,7 @@ import type { Exchange } from './exchange.js';
 import type { RouteKind } from './routes.js';
 import type { RetryHook } from './upstream-call.js';
 import { MAX_CACHED_BYTES, type CachedResponse } from './response-cache.js';
-import { dataLinesContaining, SseFramer } from '../lib/sse.js';
+import { dataLinesWithObject, SseFramer } from '../lib/sse.js';
 import { annotateBody, StreamNoteTap, type JudgeText } from './response-notes.js';
 import { reviewResponseToolCalls } from './tool-calls.js';
 import { reviewResponse, type ResponseReview } from './response-rules.js';
@@ -384,7 +384,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
 
   /** Complete SSE events: usage read, redaction applied, then relayed. */
   private forwardEvents(events: Buffer): void {
-    for (const event of dataLinesContaining(events, USAGE_KEY_END)) mergeUsageFromEvent(event, this.usage);
+    for (const event of dataLinesWithObject(events, USAGE_KEY_END)) mergeUsageFromEvent(event, this.usage);
     this.emit(this.redactor === null ? events : this.redactor.push(events));
   }
 
