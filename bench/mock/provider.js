@@ -756,7 +756,9 @@ function* chatEvents(turn) {
    * @param {object} delta
    * @param {string | null} [finishReason]
    */
-  const chunk = (delta, finishReason = null) => sseData({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] });
+  // With include_usage, OpenAI gives every chunk a null usage; the last, with no choices, holds the figures.
+  const nullUsage = turn.streamUsage ? { usage: null } : {};
+  const chunk = (delta, finishReason = null) => sseData({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }], ...nullUsage });
   const { toolCall } = turn;
   if (toolCall) {
     const call = { index: 0, id: newId('call_'), type: 'function', function: { name: toolCall.name, arguments: '' } };
@@ -797,7 +799,8 @@ function* completionEvents(turn) {
    * @param {string} text
    * @param {string | null} [finishReason]
    */
-  const chunk = (text, finishReason = null) => sseData({ ...head, choices: [{ text, index: 0, logprobs: null, finish_reason: finishReason }] });
+  const nullUsage = turn.streamUsage ? { usage: null } : {};
+  const chunk = (text, finishReason = null) => sseData({ ...head, choices: [{ text, index: 0, logprobs: null, finish_reason: finishReason }], ...nullUsage });
   for (const piece of turn.pieces) yield chunk(piece);
   yield chunk('', 'stop');
   if (turn.streamUsage) yield sseData({ ...head, choices: [], usage: openaiUsage(turn) });

@@ -126,6 +126,10 @@ t.test('chat stream: configured chunks, usage chunk, [DONE]', async (t) => {
   t.equal(chunks.at(-2).choices[0].finish_reason, 'stop');
   t.same(chunks.at(-1).choices, []);
   t.same(chunks.at(-1).usage, { prompt_tokens: 6, completion_tokens: 8, total_tokens: 14 });
+  t.ok(
+    chunks.slice(0, -1).every((c) => Object.hasOwn(c, 'usage') && c.usage === null),
+    'as OpenAI does, every other chunk carries a null usage',
+  );
 });
 
 t.test('chat stream: more chunks than content uses filler, explicit content is not padded', async (t) => {
@@ -134,7 +138,7 @@ t.test('chat stream: more chunks than content uses filler, explicit content is n
   const fillerDeltas = filler.filter((c) => c.choices[0]?.delta.content);
   t.equal(fillerDeltas.length, 50);
   t.ok(fillerDeltas.every((c) => c.choices[0].delta.content === 'lorem '));
-  t.notOk(filler.some((c) => c.usage), 'no usage without stream_options.include_usage');
+  t.notOk(filler.some((c) => Object.hasOwn(c, 'usage')), 'no usage without stream_options.include_usage');
 
   const short = openaiChunks(
     await readSse(await post(mock, '/v1/chat/completions', chatBody({ stream: true }), { 'x-mock-chunks': '5', 'x-mock-content': 'h%C3%A9y' })),
