@@ -106,29 +106,32 @@ const COLON = 0x3a;
 const OPEN_BRACE = 0x7b;
 
 /** Whether the JSON after a key's closing quote at `at` - 1 is `: {`, blanks allowed: the key holds an object. */
-function objectFollows(events: Buffer, at: number): boolean {
+function objectFollows(bytes: string, at: number): boolean {
   let i = at;
-  while (events[i] === SPACE || events[i] === TAB) i++;
-  if (events[i++] !== COLON) return false;
-  while (events[i] === SPACE || events[i] === TAB) i++;
-  return events[i] === OPEN_BRACE;
+  while (bytes.charCodeAt(i) === SPACE || bytes.charCodeAt(i) === TAB) i++;
+  if (bytes.charCodeAt(i++) !== COLON) return false;
+  while (bytes.charCodeAt(i) === SPACE || bytes.charCodeAt(i) === TAB) i++;
+  return bytes.charCodeAt(i) === OPEN_BRACE;
 }
 
 /**
  * The JSON payloads of the `data:` lines in a run of complete events where a key ending with
- * `keyEnd` (its name and closing quote, such as `usage"`) holds an object. Only those lines are
- * decoded: OpenAI gives every chunk of a stream `"usage":null` and one chunk the figures.
+ * `keyEnd` (ASCII: its name and closing quote, such as `usage"`) holds an object. Only those
+ * lines are decoded: OpenAI gives every chunk of a stream `"usage":null` and one chunk the figures.
  */
 export function dataLinesWithObject(events: Buffer, keyEnd: string): unknown[] {
   const out: unknown[] = [];
-  for (let at = events.indexOf(keyEnd); at >= 0; ) {
-    if (!objectFollows(events, at + keyEnd.length)) {
-      at = events.indexOf(keyEnd, at + keyEnd.length);
+  // Searched as latin1, one character per byte, so offsets are the bytes': one copy, then searches
+  // that never leave JavaScript (a Buffer search per occurrence costs a call into C++ each).
+  const bytes = events.toString('latin1');
+  for (let at = bytes.indexOf(keyEnd); at >= 0; ) {
+    if (!objectFollows(bytes, at + keyEnd.length)) {
+      at = bytes.indexOf(keyEnd, at + keyEnd.length);
       continue;
     }
-    const start = events.lastIndexOf(LF, at) + 1;
-    const newline = events.indexOf(LF, at);
-    const end = newline < 0 ? events.length : newline;
+    const start = bytes.lastIndexOf('\n', at) + 1;
+    const newline = bytes.indexOf('\n', at);
+    const end = newline < 0 ? bytes.length : newline;
     const line = events.toString('utf8', start, end);
     if (line.startsWith(DATA_PREFIX)) {
       try {
@@ -137,7 +140,7 @@ export function dataLinesWithObject(events: Buffer, keyEnd: string): unknown[] {
         // Not JSON: nothing to read.
       }
     }
-    at = newline < 0 ? -1 : events.indexOf(keyEnd, newline);
+    at = newline < 0 ? -1 : bytes.indexOf(keyEnd, newline);
   }
   return out;
 }
