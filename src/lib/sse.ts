@@ -106,33 +106,29 @@ const COLON = 0x3a;
 const OPEN_BRACE = 0x7b;
 
 /** Whether the JSON after a key's closing quote at `at` - 1 is `: {`, blanks allowed: the key holds an object. */
-function objectFollows(bytes: string, at: number): boolean {
+function objectFollows(events: string, at: number): boolean {
   let i = at;
-  while (bytes.charCodeAt(i) === SPACE || bytes.charCodeAt(i) === TAB) i++;
-  if (bytes.charCodeAt(i++) !== COLON) return false;
-  while (bytes.charCodeAt(i) === SPACE || bytes.charCodeAt(i) === TAB) i++;
-  return bytes.charCodeAt(i) === OPEN_BRACE;
+  while (events.charCodeAt(i) === SPACE || events.charCodeAt(i) === TAB) i++;
+  if (events.charCodeAt(i++) !== COLON) return false;
+  while (events.charCodeAt(i) === SPACE || events.charCodeAt(i) === TAB) i++;
+  return events.charCodeAt(i) === OPEN_BRACE;
 }
 
 /**
- * The JSON payloads of the `data:` lines in a run of complete events where a key ending with
- * `keyEnd` (ASCII: its name and closing quote, such as `usage"`) holds an object. Only those
- * lines are decoded: OpenAI gives every chunk of a stream `"usage":null` and one chunk the figures.
+ * The JSON payloads of the `data:` lines in a run of complete events (as text) where a key ending
+ * with `keyEnd` (its name and closing quote, such as `usage"`) holds an object. Only those lines
+ * are parsed: OpenAI gives every chunk of a stream `"usage":null` and one chunk the figures.
  */
-export function dataLinesWithObject(events: Buffer, keyEnd: string): unknown[] {
+export function dataLinesWithObject(events: string, keyEnd: string): unknown[] {
   const out: unknown[] = [];
-  // Searched as latin1, one character per byte, so offsets are the bytes': one copy, then searches
-  // that never leave JavaScript (a Buffer search per occurrence costs a call into C++ each).
-  const bytes = events.toString('latin1');
-  for (let at = bytes.indexOf(keyEnd); at >= 0; ) {
-    if (!objectFollows(bytes, at + keyEnd.length)) {
-      at = bytes.indexOf(keyEnd, at + keyEnd.length);
+  for (let at = events.indexOf(keyEnd); at >= 0; ) {
+    if (!objectFollows(events, at + keyEnd.length)) {
+      at = events.indexOf(keyEnd, at + keyEnd.length);
       continue;
     }
-    const start = bytes.lastIndexOf('\n', at) + 1;
-    const newline = bytes.indexOf('\n', at);
-    const end = newline < 0 ? bytes.length : newline;
-    const line = events.toString('utf8', start, end);
+    const start = events.lastIndexOf('\n', at) + 1;
+    const newline = events.indexOf('\n', at);
+    const line = events.slice(start, newline < 0 ? events.length : newline);
     if (line.startsWith(DATA_PREFIX)) {
       try {
         out.push(JSON.parse(line.slice(DATA_PREFIX.length)));
@@ -140,7 +136,7 @@ export function dataLinesWithObject(events: Buffer, keyEnd: string): unknown[] {
         // Not JSON: nothing to read.
       }
     }
-    at = newline < 0 ? -1 : bytes.indexOf(keyEnd, newline);
+    at = newline < 0 ? -1 : events.indexOf(keyEnd, newline);
   }
   return out;
 }

@@ -379,9 +379,8 @@ export class StreamRedactor {
     return Object.keys(policy.pii).length > 0;
   }
 
-  /** Rewrites a run of complete SSE events. */
-  push(events: Buffer): Buffer {
-    const text = events.toString('utf8');
+  /** Rewrites a run of complete SSE events (`text` is `events` decoded, when the caller has it). */
+  push(events: Buffer, text = events.toString('utf8')): Buffer {
     let out = '';
     let changed = false;
     const crlf = text.includes('\r');

@@ -384,8 +384,10 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
 
   /** Complete SSE events: usage read, redaction applied, then relayed. */
   private forwardEvents(events: Buffer): void {
-    for (const event of dataLinesWithObject(events, USAGE_KEY_END)) mergeUsageFromEvent(event, this.usage);
-    this.emit(this.redactor === null ? events : this.redactor.push(events));
+    // Decoded once, for the usage search and the redactor.
+    const text = events.toString('utf8');
+    for (const event of dataLinesWithObject(text, USAGE_KEY_END)) mergeUsageFromEvent(event, this.usage);
+    this.emit(this.redactor === null ? events : this.redactor.push(events, text));
   }
 
   private finishRedaction(): void {

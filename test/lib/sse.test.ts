@@ -41,19 +41,19 @@ t.test('an event larger than the bound is released rather than held', async (t) 
 });
 
 t.test('dataLinesWithObject parses only the data lines where the key holds an object', async (t) => {
-  const events = b('data: {"x":1}\n\ndata: {"usage":{"prompt_tokens":3}}\n\ndata: [DONE]\n\n');
+  const events = 'data: {"x":1}\n\ndata: {"usage":{"prompt_tokens":3}}\n\ndata: [DONE]\n\n';
   t.same(dataLinesWithObject(events, '"usage"'), [{ usage: { prompt_tokens: 3 } }]);
-  t.same(dataLinesWithObject(b('data: {"x":1}\n\n'), '"usage"'), []);
-  t.same(dataLinesWithObject(b('data: {"usage": {broken\n\n'), '"usage"'), [], 'unparseable lines are skipped');
-  const many = b('event: message_delta\r\ndata: {"usage" :\t{"output_tokens":1}, "note":"usage"}\r\n\r\n: "usage" in a comment\n\ndata: {"usage":{"output_tokens":2}}');
+  t.same(dataLinesWithObject('data: {"x":1}\n\n', '"usage"'), []);
+  t.same(dataLinesWithObject('data: {"usage": {broken\n\n', '"usage"'), [], 'unparseable lines are skipped');
+  const many = 'event: message_delta\r\ndata: {"usage" :\t{"output_tokens":1}, "note":"usage"}\r\n\r\n: "usage" in a comment\n\ndata: {"usage":{"output_tokens":2}}';
   t.same(dataLinesWithObject(many, '"usage"'), [{ usage: { output_tokens: 1 }, note: 'usage' }, { usage: { output_tokens: 2 } }], 'each line once, blanks around the colon, CRLF lines, the last line without its newline; other fields ignored');
-  const quoted = b('data: {"delta":{"content":"the \\"usage\\": {} key"}}\n\ndata: {"usage":{"output_tokens":4}}\n\n');
+  const quoted = 'data: {"delta":{"content":"the \\"usage\\": {} key"}}\n\ndata: {"usage":{"output_tokens":4}}\n\n';
   t.same(dataLinesWithObject(quoted, 'usage"'), [{ usage: { output_tokens: 4 } }], 'the end of the key: a quoted word inside a text is escaped, so it does not match');
 });
 
 t.test("dataLinesWithObject passes over OpenAI's null usage in every chunk without parsing it", async (t) => {
   const chunk = (content: string) => `data: {"id":"c","choices":[{"index":0,"delta":{"content":"${content}"}}],"usage":null}\n\n`;
-  const stream = b(chunk('a') + chunk('b') + 'data: {"id":"c","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2}}\n\n' + chunk('c') + 'data: [DONE]\n\n');
+  const stream = chunk('a') + chunk('b') + 'data: {"id":"c","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2}}\n\n' + chunk('c') + 'data: [DONE]\n\n';
   const parse = JSON.parse;
   let parses = 0;
   JSON.parse = ((text: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
@@ -68,8 +68,10 @@ t.test("dataLinesWithObject passes over OpenAI's null usage in every chunk witho
   }
   t.same(found, [{ id: 'c', choices: [], usage: { prompt_tokens: 5, completion_tokens: 2 } }]);
   t.equal(parses, 1, 'only the line with the figures is parsed');
-  const nested = b('data: {"usage":null,"response":{"usage":{"output_tokens":7}}}\n\n');
+  const nested = 'data: {"usage":null,"response":{"usage":{"output_tokens":7}}}\n\n';
   t.same(dataLinesWithObject(nested, 'usage"'), [{ usage: null, response: { usage: { output_tokens: 7 } } }], 'a null before an object on the same line: the line is read');
+  const accented = `${chunk('é€😀')}data: {"choices":[],"usage":{"completion_tokens":3}}\n\n`;
+  t.same(dataLinesWithObject(accented, 'usage"'), [{ choices: [], usage: { completion_tokens: 3 } }], 'text that is not ASCII before the line');
 });
 
 t.test('parseSseEvents reads each event: name, JSON data, raw text', async (t) => {
