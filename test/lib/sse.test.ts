@@ -1,5 +1,6 @@
 import t from 'tap';
 import { dataLinesWithObject, parseSseEvents, SseFramer } from '../../src/lib/sse.js';
+import { countingParses } from '../helpers/json-parses.js';
 
 const b = (s: string) => Buffer.from(s);
 
@@ -54,18 +55,7 @@ t.test('dataLinesWithObject parses only the data lines where the key holds an ob
 t.test("dataLinesWithObject passes over OpenAI's null usage in every chunk without parsing it", async (t) => {
   const chunk = (content: string) => `data: {"id":"c","choices":[{"index":0,"delta":{"content":"${content}"}}],"usage":null}\n\n`;
   const stream = chunk('a') + chunk('b') + 'data: {"id":"c","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2}}\n\n' + chunk('c') + 'data: [DONE]\n\n';
-  const parse = JSON.parse;
-  let parses = 0;
-  JSON.parse = ((text: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
-    parses++;
-    return parse(text, reviver);
-  }) as typeof JSON.parse;
-  let found: unknown[];
-  try {
-    found = dataLinesWithObject(stream, 'usage"');
-  } finally {
-    JSON.parse = parse;
-  }
+  const { result: found, parses } = await countingParses(() => dataLinesWithObject(stream, 'usage"'));
   t.same(found, [{ id: 'c', choices: [], usage: { prompt_tokens: 5, completion_tokens: 2 } }]);
   t.equal(parses, 1, 'only the line with the figures is parsed');
   const nested = 'data: {"usage":null,"response":{"usage":{"output_tokens":7}}}\n\n';

@@ -2,6 +2,7 @@ import t from 'tap';
 import { buildPolicyConfig } from '../../src/policy/policy-config.js';
 import { StreamRedactor } from '../../src/policy/stream.js';
 import type { WorkspaceSettings } from '../../src/config/settings.js';
+import { countingParses } from '../helpers/json-parses.js';
 
 const CARD = '4539 1488 0343 6467';
 const policy = (settings: WorkspaceSettings = {}) => buildPolicyConfig({ version: 'v' + Math.random(), settings, localPii: undefined, env: {} });
@@ -283,23 +284,12 @@ t.test('a stream of a shape verified in an earlier one is read as text from its 
 
   const frames = stream('chatcmpl-2', 1741570999, ['Your card ', 'is 4539 14', '88 0343 ', '6467, keep ', 'it safe.']);
   const redactor = new StreamRedactor(policy());
-  const parse = JSON.parse;
-  let parsed = 0;
-  JSON.parse = ((text: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
-    parsed++;
-    return parse(text, reviver);
-  }) as typeof JSON.parse;
-  let raw = '';
-  try {
-    for (const frame of frames) raw += redactor.push(Buffer.from(frame)).toString();
-  } finally {
-    JSON.parse = parse;
-  }
-  t.equal(parsed, 2, 'the role chunk and the finishing chunk; no delta, no probe');
+  const { result: raw, parses } = await countingParses(() => frames.map((frame) => redactor.push(Buffer.from(frame)).toString()).join(''));
+  t.equal(parses, 2, 'the role chunk and the finishing chunk; no delta, no probe');
   const text = raw
     .split('\n\n')
     .filter((e) => e.startsWith('data: {'))
-    .map((e) => textOf(parse(e.slice(6)) as StreamEvent))
+    .map((e) => textOf(JSON.parse(e.slice(6)) as StreamEvent))
     .join('');
   t.equal(text, 'Your card is [REDACTED:pii.card], keep it safe.', 'redacted exactly as parsed deltas are');
   t.notMatch(raw, /4539|6467/);

@@ -7,6 +7,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { startMockProvider } from '../../bench/mock/provider.js';
 import { startProxy } from '../helpers/proxy.js';
 import { compileRules, svc } from '../helpers/wasm.js';
+import { countingParses } from '../helpers/json-parses.js';
 
 // Every rule is metered when it loads (binaryen in a child process): slow on a loaded machine.
 t.setTimeout(600_000);
@@ -75,27 +76,21 @@ t.test('chat, not streamed: blocked, held and allowed tool calls', async (t) => 
 });
 
 t.test('a complete response is parsed once on its way through the response policy, the tool-call review and the response rules', async (t) => {
-  const parse = JSON.parse;
-  let parsedResponses = 0;
-  JSON.parse = ((text: string, reviver?: Parameters<typeof JSON.parse>[1]) => {
-    if (typeof text === 'string' && text.includes('"tool_calls"')) parsedResponses++;
-    return parse(text, reviver);
-  }) as typeof JSON.parse;
-  t.teardown(() => {
-    JSON.parse = parse;
-  });
   // Read as text, so the only parses are the proxy's.
-  const res = await fetch(`${proxy.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${VK}`, 'content-type': 'application/json', ...toolArgs(ALLOW).headers },
-    body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'look' }], tools: chatTools }),
-  });
+  const { result: res, parses } = await countingParses(
+    () =>
+      fetch(`${proxy.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${VK}`, 'content-type': 'application/json', ...toolArgs(ALLOW).headers },
+        body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'look' }], tools: chatTools }),
+      }),
+    (text) => text.includes('"tool_calls"'),
+  );
   const text = await res.text();
-  JSON.parse = parse;
   t.equal(res.status, 200);
   t.match(text, /"tool_calls"/, 'the call went through');
   t.equal(res.headers.get('x-svc-enforcement'), 'BYPASS');
-  t.equal(parsedResponses, 1, 'the reviews read the parse the response policy made');
+  t.equal(parses, 1, 'the reviews read the parse the response policy made');
 });
 
 t.test('chat, streamed: a tool call is held until complete, then replaced or released', async (t) => {
