@@ -36,7 +36,9 @@
  *
  * A streamed reply is the content (default "Hello from the mock provider.") cut into `chunks`
  * deltas; when more chunks than characters are asked for, the default content becomes
- * "lorem " filler, one word per chunk. Tool calls stream their arguments in 3 deltas.
+ * "lorem " filler, one word per chunk. Tool calls stream their arguments in 3 deltas. With
+ * `stream_options.include_usage`, a chat or completions stream ends with a usage chunk and, as
+ * OpenAI's do, every other chunk carries `"usage": null`.
  *
  * CLI: node bench/mock/provider.js --port 5001 [--host 127.0.0.1]   (port 0, the default: any free port)
  */
