@@ -43,11 +43,6 @@ const DROP_RESPONSE_HEADERS = new Set([
  */
 const USAGE_KEY_END = 'usage"';
 
-/** A complete response on its way through the stages that read it, and its parse while none has changed it. */
-interface InspectedBody {
-  readonly body: Buffer;
-  readonly parsed: JsonObject | null;
-}
 /** Error bodies are read whole (for the provider's message), but only this much of them. */
 const ERROR_BODY_LIMIT = 64 * 1024;
 /**
@@ -60,6 +55,12 @@ const BUFFERED_BODY_LIMIT = 8 * 1024 * 1024;
  * fails closed rather than relaying text nobody inspected.
  */
 const INSPECTED_BODY_LIMIT = 64 * 1024 * 1024;
+
+/** A complete response on its way through the stages that read it, and its parse while none has changed it. */
+interface InspectedBody {
+  readonly body: Buffer;
+  readonly parsed: JsonObject | null;
+}
 
 export interface RelayRequest {
   readonly path: string;

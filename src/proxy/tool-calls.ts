@@ -15,13 +15,13 @@ export function carriesToolCalls(kind: RouteKind): boolean {
 
 /**
  * Puts a complete response's tool calls to the review and takes out every refused one. Returns
- * the body to relay: the same buffer when nothing was refused. `parsed`, when given, is `body`
+ * the body to relay: the same buffer when nothing was refused. `known`, when given, is `body`
  * already parsed (it may be changed).
  */
-export async function reviewResponseToolCalls(kind: RouteKind, body: Buffer, review: ToolCallReview, parsed?: JsonObject): Promise<Buffer> {
+export async function reviewResponseToolCalls(kind: RouteKind, body: Buffer, review: ToolCallReview, known?: JsonObject): Promise<Buffer> {
   const shape = SHAPES[kind];
   if (shape === undefined) return body;
-  const response = parsed ?? parseJsonObject(body);
+  const response = known ?? parseJsonObject(body);
   if (response === null) return body;
   const found = shape.calls(response);
   if (found.length === 0) return body;
