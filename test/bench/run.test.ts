@@ -131,8 +131,9 @@ t.test("a pass-through scenario measures the stack's own pass-through on the pro
   for (const figure of [versus?.requestsPerSec, versus?.cpuUsPerRequest]) {
     t.ok(figure !== undefined && figure !== null && figure.min > 0 && figure.min <= figure.median && figure.median <= figure.max, `a spread of round ratios: ${JSON.stringify(figure)}`);
   }
-  // Two windows of half the duration each side: the merged side adds them up.
-  t.ok(Math.abs((scenario.sides?.proxy.seconds ?? 0) - 1) < 0.2, `the pass-through was measured for ${scenario.sides?.proxy.seconds} s in all`);
+  // Two windows of half the duration each side: the merged side adds them up (a busy machine's timers may run late, never early).
+  const seconds = scenario.sides?.proxy.seconds ?? 0;
+  t.ok(seconds >= 0.95 && seconds < 5, `the pass-through was measured for ${seconds} s in all, two windows of 0.5 s`);
   t.match(run.stderr, /latency-pass-through: its proxy and latency's in turn, 2 rounds: req\/s [\d.]+× \([\d.]+–[\d.]+\), CPU µs\/req [\d.]+×/);
 });
 
