@@ -18,6 +18,7 @@ import { formatReport, gitCommit, machine, writeReport } from './lib/report.js';
 import { compareInTurn, describeVersus, inTurn, mergeWindows } from './lib/paired.js';
 import { shapeOf, versusOf } from './lib/scenarios.js';
 import { installedRulesDir } from './lib/wasm-rules.js';
+import { round } from './lib/numbers.js';
 import { PII_REDACTING } from './lib/policy.js';
 
 /** @typedef {import('./lib/options.js').BenchOptions} BenchOptions */
@@ -247,15 +248,6 @@ function temporaryDir(prefix) {
 function displayPath(file) {
   const inRepo = relative(ROOT, file);
   return inRepo.startsWith('..') ? file : inRepo;
-}
-
-/**
- * @param {number} value
- * @param {number} digits
- */
-function round(value, digits) {
-  const scale = 10 ** digits;
-  return Math.round(value * scale) / scale;
 }
 
 /** @param {string} message */

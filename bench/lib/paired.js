@@ -7,6 +7,8 @@
  * (A B, B A, A B …); the comparison is the median of the rounds' own ratios, with their range.
  */
 
+import { round } from './numbers.js';
+
 /** @typedef {import('./report.js').SideFigures} SideFigures */
 
 /**
@@ -128,15 +130,6 @@ function median(sorted) {
 /** @param {number[]} values */
 function sum(values) {
   return values.reduce((a, b) => a + b, 0);
-}
-
-/**
- * @param {number} value
- * @param {number} digits
- */
-function round(value, digits) {
-  const scale = 10 ** digits;
-  return Math.round(value * scale) / scale;
 }
 
 /**
