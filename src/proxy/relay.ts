@@ -38,8 +38,8 @@ const DROP_RESPONSE_HEADERS = new Set([
 
 /**
  * What a stream's usage lines are found by: the end of the `"usage"` key. A search for a needle
- * that starts with a quote, the commonest byte in JSON, stops at every quote and runs ten times
- * slower; a value cannot hold this one, as a quote inside a string is escaped.
+ * that starts with a quote, the commonest character in JSON, stops at every quote; a value cannot
+ * hold this one, as a quote inside a string is escaped.
  */
 const USAGE_KEY_END = 'usage"';
 
