@@ -89,8 +89,11 @@ async function runScenario(scenario, options, run) {
   const request = scenario.request(shape);
   /** @type {(warmupS: number, durationS: number) => Load} */
   const load = (warmupS, durationS) => ({ request, connections: shape.connections, warmupMs: warmupS * 1000, durationMs: durationS * 1000 });
-  const profile = options.prof && scenario.through === undefined ? join(RESULTS_DIR, `proxy-${name}-${run.stamp}.cpuprofile`) : undefined;
   const other = versusOf(scenario);
+  /** @type {(s: Scenario) => string | undefined} */
+  const profileOf = (s) => (options.prof && s.through === undefined ? join(RESULTS_DIR, `proxy-${s === scenario ? name : `${name}-versus-${s.name}`}-${run.stamp}.cpuprofile`) : undefined);
+  const profile = profileOf(scenario);
+  const theirProfile = other === null ? undefined : profileOf(other);
   progress(`${name}: ${description}, ${shape.connections} connections${other === null ? '' : `; its proxy and ${other.name}'s in turn, ${options.rounds} round${options.rounds === 1 ? '' : 's'}`}`);
   try {
     const redis = scenario.store === 'redis' || other?.store === 'redis' ? await startRedis() : null;
@@ -109,7 +112,7 @@ async function runScenario(scenario, options, run) {
       const theirHome = join(run.svcHome, `versus-${other.name}`);
       mkdirSync(theirHome, { recursive: true });
       return withServer(startThrough(scenario, mock.url, run.svcHome, profile), (ours) =>
-        withServer(startThrough(other, mock.url, theirHome), async (theirs) => {
+        withServer(startThrough(other, mock.url, theirHome, theirProfile), async (theirs) => {
           const window = options.durationS / options.rounds;
           /** @type {(server: Server) => (round: number) => Promise<SideFigures>} */
           const measure = (server) => (round) => runSide(server, load(round === 0 ? options.warmupS : Math.min(options.warmupS, LATER_WARMUP_S), window));
@@ -122,9 +125,18 @@ async function runScenario(scenario, options, run) {
     const ratio = sides.direct.requestsPerSec > 0 ? round(sides.proxy.requestsPerSec / sides.direct.requestsPerSec, 4) : null;
     progress(`${name}: direct ${Math.round(sides.direct.requestsPerSec)} req/s, proxy ${Math.round(sides.proxy.requestsPerSec)} req/s, ratio ${ratio}`);
     if (versus !== undefined) progress(`${name}: ${describeVersus(versus)}`);
-    const profiled = profile !== undefined && existsSync(profile);
-    if (profile !== undefined && !profiled) progress(`${name}: the proxy wrote no CPU profile (it must exit cleanly on SIGTERM)`);
-    return { name, description, status: 'ok', shape, sides, ratio, ...(versus === undefined ? {} : { versus }), ...(profiled ? { profile: displayPath(profile) } : {}) };
+    const profiled = written(name, profile);
+    const versusProfiled = written(`${name} (${other?.name}'s proxy)`, theirProfile);
+    return {
+      name,
+      description,
+      status: 'ok',
+      shape,
+      sides,
+      ratio,
+      ...(versus === undefined ? {} : { versus: { ...versus, ...(versusProfiled === undefined ? {} : { profile: versusProfiled }) } }),
+      ...(profiled === undefined ? {} : { profile: profiled }),
+    };
   } catch (err) {
     const reason = err instanceof Error ? err.message : String(err);
     progress(`${name}: failed, ${reason}`);
@@ -239,6 +251,19 @@ function temporaryDir(prefix) {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   return dir;
+}
+
+/**
+ * The path to show for a profile the proxy was asked to write, or undefined when it was not
+ * asked or wrote none (said on the way).
+ * @param {string} label
+ * @param {string | undefined} profile
+ */
+function written(label, profile) {
+  if (profile === undefined) return undefined;
+  if (existsSync(profile)) return displayPath(profile);
+  progress(`${label}: the proxy wrote no CPU profile (it must exit cleanly on SIGTERM)`);
+  return undefined;
 }
 
 /**

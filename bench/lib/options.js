@@ -54,6 +54,7 @@ Options:
   --chunks N            content chunks per streamed answer (default 20, the scenarios' own)
   --threads N           passed to the proxy as --threads (default: the proxy's own)
   --prof                run the proxy under node --cpu-prof; a .cpuprofile per scenario goes to bench/results/
+                        (a scenario in turn: one for each of the two proxies)
   --out FILE            where the JSON results go (default bench/results/latest.json)
   --json-only           print the JSON results instead of the table
   --baseline FILE       the report to compare CPU per request with (default bench/results/baseline.json);

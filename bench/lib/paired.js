@@ -25,6 +25,7 @@ import { round } from './numbers.js';
  * @property {SideFigures} proxy  that scenario's proxy, over the same rounds
  * @property {RatioSpread} requestsPerSec
  * @property {RatioSpread | null} cpuUsPerRequest  null when a round completed no request
+ * @property {string} [profile]  that proxy's .cpuprofile, with --prof
  */
 
 /**

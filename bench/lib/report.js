@@ -158,6 +158,7 @@ function scenarioNotes(result) {
   }
   if (result.versus !== undefined) notes.push(`${result.name}: ${describeVersus(result.versus)} (row "versus": ${result.versus.scenario}'s proxy)`);
   if (result.profile !== undefined) notes.push(`${result.name}: proxy CPU profile ${result.profile}`);
+  if (result.versus?.profile !== undefined) notes.push(`${result.name}: ${result.versus.scenario}'s proxy CPU profile ${result.versus.profile}`);
   return notes;
 }
 

@@ -55,7 +55,8 @@ interface Scenario {
   reason?: string;
   ratio?: number | null;
   sides?: { direct: Side; proxy: Side };
-  versus?: { scenario: string; rounds: number; proxy: Side; requestsPerSec: Spread; cpuUsPerRequest: Spread | null };
+  versus?: { scenario: string; rounds: number; proxy: Side; requestsPerSec: Spread; cpuUsPerRequest: Spread | null; profile?: string };
+  profile?: string;
 }
 
 interface Spread {
@@ -114,9 +115,15 @@ t.test('a one-second chat run measures both sides and the proxy process', async 
 t.test("a pass-through scenario measures the stack's own pass-through on the proxy side, in turn with the proxy", async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'bench-test-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const run = await bench(t, ['latency-pass-through', '--duration', '1', '--warmup', '0', '--rounds', '2', '--json-only', '--out', join(dir, 'out.json')]);
+  const run = await bench(t, ['latency-pass-through', '--duration', '1', '--warmup', '0', '--rounds', '2', '--prof', '--json-only', '--out', join(dir, 'out.json')]);
   t.equal(run.code, 0, run.stderr);
   const scenario = (JSON.parse(run.stdout) as Report).scenarios[0]!;
+  // --prof: the other scenario's proxy, loaded in turn, is profiled too; the pass-through is not ours to profile.
+  const profile = scenario.versus?.profile ?? '';
+  if (profile !== '') t.teardown(() => rm(join(ROOT, profile), { force: true }));
+  t.equal(scenario.profile, undefined);
+  t.match(profile, /^bench\/results\/proxy-latency-pass-through-versus-latency-.+\.cpuprofile$/);
+  t.ok((JSON.parse(await readFile(join(ROOT, profile), 'utf8')) as { nodes: unknown[] }).nodes.length > 0, 'a CPU profile');
   t.equal(scenario.status, 'ok', scenario.reason ?? 'ran');
   const versus = scenario.versus;
   const sides = { ...scenario.sides, versus: versus?.proxy };
