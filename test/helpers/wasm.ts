@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { promisify } from 'node:util';
+import binaryen from 'binaryen';
 import { compileRule } from '../../src/policy/wasm/compile.js';
 import { CLI } from './proxy.js';
 
@@ -129,11 +130,13 @@ export function svc_evaluate(): i32 {
   const value = argument(toolName());
   return value != null && value == "yes" ? allow() : block("value=" + (value == null ? "<none>" : value));
 }`,
-  /** Takes a mebibyte of heap when it starts (without writing it), so that putting it back costs a mebibyte's copy. */
+  /** Takes a mebibyte of heap when it starts, so that putting it back costs a mebibyte's copy; writes into it on a \`scribble\` tool call only. */
   'big-heap': `
+import { toolName } from "SDK";
 export { svc_abi_version } from "SDK";
 const reserved = __alloc(1 << 20);
 export function svc_evaluate(): i32 {
+  if (toolName() == "scribble") store<u8>(reserved + 1000, 1);
   return reserved == 0 ? 1 : 0;
 }`,
   /** Allocates a mebibyte on every call and keeps none of it. */
@@ -191,6 +194,20 @@ export async function compileWithAsc(t: Teardown, name: TestRule, flags: readonl
 /** A test rule with the incremental runtime and a memory of its own (not imported). */
 export function compileWithOwnMemory(t: Teardown, name: TestRule): Promise<string> {
   return compileWithAsc(t, name, ['--runtime', 'incremental', '-O3']);
+}
+
+/**
+ * A module from WebAssembly text, written with `features` (with all of them, its types are written
+ * as GC's, which binaryen does not read back without GC).
+ */
+export function wat(text: string, features = binaryen.Features.All): Uint8Array<ArrayBuffer> {
+  const mod = binaryen.parseText(text);
+  mod.setFeatures(features);
+  try {
+    return mod.emitBinary() as Uint8Array<ArrayBuffer>;
+  } finally {
+    mod.dispose();
+  }
 }
 
 /** A tool call's context, as `svc policy test --mock` takes it. */

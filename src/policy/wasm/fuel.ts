@@ -8,9 +8,10 @@
  * What metering adds to a module's exports: a setter and a getter of its fuel (an i32 global,
  * zero until the host fills it; functions, as a call into WebAssembly costs a fraction of reading
  * or writing an exported global from JavaScript); its start function, which the host calls once it
- * has given the module fuel; and a pair that saves and restores the module's own mutable globals
- * (not the fuel), with which the host rewinds an arena rule after each call. No rule may export
- * these names itself.
+ * has given the module fuel; a pair that saves and restores the module's own mutable globals
+ * (not the fuel), with which the host rewinds an arena rule after each call; and the line below
+ * which the module's writes are watched: restoring the globals answers 1 when memory below it was
+ * written since the last restore, else 0. No rule may export these names itself.
  */
 export const METERING_EXPORTS = {
   setFuel: '__svc_set_fuel',
@@ -18,11 +19,12 @@ export const METERING_EXPORTS = {
   start: '__svc_start',
   saveGlobals: '__svc_save_globals',
   restoreGlobals: '__svc_restore_globals',
+  watchBelow: '__svc_watch_below',
 } as const;
 
 /**
  * Fuel per rule per call (and for starting a rule) when the configuration does not say. The
- * example rules spend 21,000–30,000 on an ordinary shell command and 30–2,500 more per character
+ * example rules spend 20,000–29,000 on an ordinary shell command and 30–2,500 more per character
  * of command (the most for a line of one-letter commands split for all three checks of
  * `assembly/index.ts`), so this fits 20,000 characters of that and 76,000 or more of ordinary
  * commands; an endless loop stopped at this budget has held its thread for about 25 ms on these

@@ -11,6 +11,12 @@ const SHORT_STRING = 32;
 const SHORT_WRITE = 256;
 /** Accessor charges are taken from the fuel once they add up to this much. */
 const SETTLE_EVERY = 4096;
+/**
+ * The last bytes below an arena rule's heap end: the allocator's header of the block it hands out
+ * next, which the first allocation of every call writes. They are put back after every call, so
+ * that write alone does not cost a copy of the whole started state.
+ */
+const ALLOCATOR_TAIL = 16;
 
 /** The call being evaluated, shared by every rule that evaluates it: its arguments are parsed once. */
 export class Subject {
@@ -89,6 +95,18 @@ function sameUnits(bytes: Buffer, at: number, text: string): boolean {
   return true;
 }
 
+/** An arena rule's started state: the memory below its heap's end, and the means to restore its globals. */
+interface Arena {
+  readonly image: Uint8Array;
+  /** Writes below this point are watched; the image's bytes from it on (`tail`) are put back after every call. */
+  readonly line: number;
+  readonly tail: Uint8Array;
+  /** What copying the image back costs a call. */
+  readonly rewindFuel: number;
+  /** Restores the globals; answers 1 when the module wrote below the image's end since the last restore. */
+  readonly restoreGlobals: () => number;
+}
+
 /** A rule that cannot be used: wrong ABI, missing exports, or it trapped while starting. */
 export class RuleLoadError extends Error {}
 
@@ -126,7 +144,9 @@ export class RuleInstance {
   /** The KIND_BITS this rule evaluates. */
   readonly kinds: number;
   /** An arena rule's state once started, put back after every call; null for any other rule. */
-  private readonly arena: { readonly image: Uint8Array; readonly rewindFuel: number; readonly restoreGlobals: () => void } | null = null;
+  private readonly arena: Arena | null = null;
+  /** The accessors wrote into an arena rule's started state in this call (its own writes are watched by the module). */
+  private hostWroteBelow = false;
 
   constructor(
     module: WebAssembly.Module,
@@ -167,6 +187,7 @@ export class RuleInstance {
       this.charge(text.length);
       const bytes = this.bytes();
       const length = text.length;
+      if (this.arena !== null && dest < this.arena.line) this.hostWroteBelow = true;
       if (length > SHORT_WRITE || dest < 0 || dest + length * 2 > bytes.length) {
         void bytes.write(text, dest, 'utf16le');
         return;
@@ -228,19 +249,25 @@ export class RuleInstance {
 
   /**
    * For a metered rule built on the stub runtime (it exports ARENA_TOP_EXPORT): its memory below
-   * the heap's end and its globals as they are now, once started. An unmetered module has no
-   * means to restore its globals and keeps its state between calls.
+   * the heap's end and its globals as they are now, once started, with the module's writes below
+   * that end watched from now on. An unmetered module has no means to restore its globals and
+   * keeps its state between calls.
    */
-  private startArena(exports: RuleExports): RuleInstance['arena'] {
+  private startArena(exports: RuleExports): Arena | null {
     const top = exports[ARENA_TOP_EXPORT];
-    const save = exports[METERING_EXPORTS.saveGlobals];
-    const restoreGlobals = exports[METERING_EXPORTS.restoreGlobals];
-    if (typeof top !== 'function' || this.fuel === null || typeof save !== 'function' || typeof restoreGlobals !== 'function') return null;
+    const { saveGlobals, restoreGlobals, watchBelow } = METERING_EXPORTS;
+    const save = exports[saveGlobals];
+    const restore = exports[restoreGlobals];
+    const watch = exports[watchBelow];
+    if (typeof top !== 'function' || this.fuel === null || typeof save !== 'function' || typeof restore !== 'function' || typeof watch !== 'function') return null;
     const end = this.start(ARENA_TOP_EXPORT, top as () => number) >>> 0;
     const bytes = this.bytes();
     if (end > bytes.length) throw new RuleLoadError(`${ARENA_TOP_EXPORT} answered ${end}, past the end of its memory (${bytes.length} bytes)`);
     (save as () => void)();
-    return { image: new Uint8Array(bytes.subarray(0, end)), rewindFuel: (end >>> FUEL_PER_BYTES_SHIFT) + 1, restoreGlobals: restoreGlobals as () => void };
+    const image = new Uint8Array(bytes.subarray(0, end));
+    const line = Math.max(0, end - ALLOCATOR_TAIL);
+    (watch as (line: number) => void)(line);
+    return { image, line, tail: image.subarray(line), rewindFuel: (end >>> FUEL_PER_BYTES_SHIFT) + 1, restoreGlobals: restore as () => number };
   }
 
   /** Whether this instance is metered (then every call runs on a budget). */
@@ -258,20 +285,20 @@ export class RuleInstance {
     this.subject = subject;
     this.reason = '';
     this.refuel();
-    // Putting an arena rule back is a copy of its image, paid from the call's fuel as a memory.copy is.
-    if (this.arena !== null) this.owed = this.arena.rewindFuel;
     let code: number;
     try {
       code = this.evaluateFn();
+      // Copying an arena rule's started state back is paid from the call's fuel, as a memory.copy is.
+      if (this.arena !== null && this.rewind(this.arena)) this.owed += this.arena.rewindFuel;
       if (this.owed > 0 && this.settle() < 0) throw new FuelExhaustedError('out of fuel');
     } catch (err) {
+      if (this.arena !== null) this.rewind(this.arena);
       if (this.exhausted()) throw new FuelExhaustedError(`it ran out of fuel (${this.budget} units) and was stopped`);
       if (err instanceof RangeError && /call stack/i.test(err.message)) throw new Error(`it overflowed its stack: ${err.message}`);
       // A grow refused at the cap surfaces as a trap; the memory in use tells the two apart.
       throw new Error(`it trapped with ${this.memory.buffer.byteLength} of its ${this.capBytes} memory bytes in use: ${(err as Error).message}`);
     } finally {
       this.subject = null;
-      if (this.arena !== null) this.rewind(this.arena);
     }
     switch (code) {
       case VERDICT_CODES.allow:
@@ -297,10 +324,20 @@ export class RuleInstance {
     }
   }
 
-  /** Puts an arena rule back as it was once started: what a call allocated or changed is gone. */
-  private rewind(arena: NonNullable<RuleInstance['arena']>): void {
+  /**
+   * Puts an arena rule back as it was once started: what a call allocated or changed is gone. Its
+   * globals are restored after every call; its started state is copied back only when the call
+   * wrote into it. Answers whether it copied.
+   */
+  private rewind(arena: Arena): boolean {
+    const wroteBelow = arena.restoreGlobals() !== 0 || this.hostWroteBelow;
+    if (!wroteBelow) {
+      this.bytes().set(arena.tail, arena.line);
+      return false;
+    }
+    this.hostWroteBelow = false;
     this.bytes().set(arena.image, 0);
-    arena.restoreGlobals();
+    return true;
   }
 
   private bytes(): Buffer {

@@ -19,6 +19,13 @@ import { FUEL_PER_BYTES_SHIFT, METERING_EXPORTS } from './fuel.js';
  * saves the payment on entering small helpers called in hot loops. When the fuel drops below
  * zero the module traps (`unreachable`); the host tells that trap from the rule's own by reading
  * the fuel back.
+ *
+ * Every write to memory (a store, a SIMD lane store, and the destination of `memory.copy`,
+ * `memory.fill` and `memory.init`) is watched too: one whose address is below a line the host
+ * draws sets a flag, which the host reads and clears when it restores the module's globals. The
+ * host draws the line at the end of an arena rule's started state, so it copies that state back
+ * only after a call that wrote into it. The check is not metered: it is a constant few
+ * instructions per write, and the write itself is.
  */
 
 /** A module that cannot be metered, and so cannot be run. */
@@ -42,6 +49,9 @@ const METERED_FEATURES =
 
 const FUEL = 'svc$fuel';
 const PAY_BYTES = 'svc$fuel_bytes';
+/** Writes below this address set WRITTEN (0, nothing is below, until the host draws the line). */
+const WATCH_LINE = 'svc$watch_line';
+const WRITTEN = 'svc$written_below';
 /** One payment never takes more than this, so the i32 fuel cannot wrap below zero between checks. */
 const MAX_PAYMENT = 1 << 24;
 /** A function whose calls would cost more than this pays on entry instead. */
@@ -57,12 +67,18 @@ interface Accessors {
   readonly MemoryInit: SizedAccessor;
   readonly Function: { getBody(fn: binaryen.FunctionRef): Ref; setBody(fn: binaryen.FunctionRef, body: Ref): void };
   readonly Call: { getTarget(call: Ref): string };
+  readonly Store: { getPtr(store: Ref): Ref; setPtr(store: Ref, ptr: Ref): void };
+  readonly SIMDLoadStoreLane: { isStore(expr: Ref): boolean; getPtr(expr: Ref): Ref; setPtr(expr: Ref, ptr: Ref): void };
 }
 interface SizedAccessor {
   getSize(expr: Ref): Ref;
   setSize(expr: Ref, size: Ref): void;
+  getDest(expr: Ref): Ref;
+  setDest(expr: Ref, dest: Ref): void;
 }
 const api = binaryen as unknown as Accessors;
+/** binaryen's C API: adds a local to a function, answering its index (binaryen.js has no wrapper). */
+const addVar = (binaryen as unknown as { _BinaryenFunctionAddVar(fn: binaryen.FunctionRef, type: binaryen.Type): number })._BinaryenFunctionAddVar;
 
 const Id = {
   Nop: binaryen.NopId,
@@ -176,8 +192,18 @@ function pushChildren(expr: Ref, id: number, out: Ref[]): void {
 class Meter {
   /** What a call to a function that does not pay on entry costs its caller. */
   readonly folded = new Map<string, number>();
+  /** The function being metered, and the local its watched writes keep their address in (added on its first write). */
+  private fn: binaryen.FunctionRef = 0 as binaryen.FunctionRef;
+  private scratch = -1;
 
   constructor(private readonly mod: binaryen.Module) {}
+
+  /** Meters a function's body (see straightLine) and watches its writes. */
+  body(fn: binaryen.FunctionRef): number {
+    this.fn = fn;
+    this.scratch = -1;
+    return this.straightLine(api.Function.getBody(fn));
+  }
 
   /** `fuel -= units; if (fuel < 0) unreachable`, in steps of at most MAX_PAYMENT. */
   pay(units: number): Ref {
@@ -194,7 +220,7 @@ class Meter {
    * Meters the loops inside `expr` and answers the instructions of `expr` outside them: what one
    * pass over this straight-line stretch may run.
    */
-  straightLine(root: Ref): number {
+  private straightLine(root: Ref): number {
     let units = 0;
     const stack: Ref[] = [root];
     while (stack.length > 0) {
@@ -209,8 +235,31 @@ class Meter {
       if (id === Id.Call) units += this.folded.get(api.Call.getTarget(expr)) ?? 0;
       else if (id === Id.MemoryCopy || id === Id.MemoryFill || id === Id.MemoryInit) this.payForBytes(expr, id);
       pushChildren(expr, id, stack);
+      // After its children are taken: the check wraps the address and is itself left unmetered.
+      this.watchWrite(expr, id);
     }
     return units;
+  }
+
+  /** Wraps the address a write writes at in the check against the watch line. */
+  private watchWrite(expr: Ref, id: number): void {
+    if (id === Id.Store) api.Store.setPtr(expr, this.watched(api.Store.getPtr(expr)));
+    else if (id === Id.SIMDLoadStoreLane && api.SIMDLoadStoreLane.isStore(expr)) api.SIMDLoadStoreLane.setPtr(expr, this.watched(api.SIMDLoadStoreLane.getPtr(expr)));
+    else if (id === Id.MemoryCopy || id === Id.MemoryFill || id === Id.MemoryInit) {
+      const wrapper = id === Id.MemoryCopy ? api.MemoryCopy : id === Id.MemoryFill ? api.MemoryFill : api.MemoryInit;
+      wrapper.setDest(expr, this.watched(wrapper.getDest(expr)));
+    }
+  }
+
+  /**
+   * `address`, after `if (address <u line) written = 1`. Comparing the base address alone is safe:
+   * a write's offset only moves it up, so a base at or above the line writes nothing below it.
+   */
+  private watched(address: Ref): Ref {
+    const m = this.mod;
+    if (this.scratch < 0) this.scratch = addVar(this.fn, binaryen.i32);
+    const below = m.i32.lt_u(m.local.tee(this.scratch, address, binaryen.i32), m.global.get(WATCH_LINE, binaryen.i32));
+    return m.block(null, [m.if(below, m.global.set(WRITTEN, m.i32.const(1))), m.local.get(this.scratch, binaryen.i32)], binaryen.i32);
   }
 
   private payForBytes(expr: Ref, id: number): void {
@@ -359,8 +408,13 @@ function addGlobalsSnapshot(mod: binaryen.Module, globals: readonly binaryen.Glo
   });
   mod.addFunction('svc$save_globals', binaryen.none, binaryen.none, [], mod.block(null, save, binaryen.none));
   mod.addFunctionExport('svc$save_globals', METERING_EXPORTS.saveGlobals);
-  mod.addFunction('svc$restore_globals', binaryen.none, binaryen.none, [], mod.block(null, restore, binaryen.none));
+  // Restoring answers whether memory below the watch line was written since the last restore, and forgets it.
+  const written = mod.global.get(WRITTEN, binaryen.i32);
+  restore.push(mod.global.set(WRITTEN, mod.i32.const(0)));
+  mod.addFunction('svc$restore_globals', binaryen.none, binaryen.i32, [binaryen.i32], mod.block(null, [mod.local.set(0, written), ...restore, mod.local.get(0, binaryen.i32)], binaryen.i32));
   mod.addFunctionExport('svc$restore_globals', METERING_EXPORTS.restoreGlobals);
+  mod.addFunction('svc$watch_below', binaryen.i32, binaryen.none, [], mod.block(null, [mod.global.set(WATCH_LINE, mod.local.get(0, binaryen.i32)), mod.global.set(WRITTEN, mod.i32.const(0))], binaryen.none));
+  mod.addFunctionExport('svc$watch_below', METERING_EXPORTS.watchBelow);
 }
 
 function firstLine(text: string): string {
@@ -398,6 +452,8 @@ export function meterModule(bytes: Uint8Array): Uint8Array {
     const calls = new Map([...defined].map(([name, fn]) => [name, directCalls(api.Function.getBody(fn))]));
     const paysOnEntry = new Set([...recursive(calls), ...enteredFromOutside(mod)]);
     mod.addGlobal(FUEL, binaryen.i32, true, mod.i32.const(0));
+    mod.addGlobal(WATCH_LINE, binaryen.i32, true, mod.i32.const(0));
+    mod.addGlobal(WRITTEN, binaryen.i32, true, mod.i32.const(0));
     const start = mod.getStart();
     if (start !== 0) {
       mod.addFunctionExport(binaryen.getFunctionInfo(start).name, METERING_EXPORTS.start);
@@ -422,9 +478,8 @@ export function meterModule(bytes: Uint8Array): Uint8Array {
         }
         work.pop();
         const fn = defined.get(top.fn)!;
-        const body = api.Function.getBody(fn);
-        const units = meter.straightLine(body);
-        if (paysOnEntry.has(top.fn) || units > MAX_FOLDED_COST) api.Function.setBody(fn, mod.block(null, [meter.pay(units), body], binaryen.auto));
+        const units = meter.body(fn);
+        if (paysOnEntry.has(top.fn) || units > MAX_FOLDED_COST) api.Function.setBody(fn, mod.block(null, [meter.pay(units), api.Function.getBody(fn)], binaryen.auto));
         else meter.folded.set(top.fn, units);
       }
     };

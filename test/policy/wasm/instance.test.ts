@@ -1,4 +1,5 @@
 import t from 'tap';
+import binaryen from 'binaryen';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createLogger } from '../../../src/lib/logger.js';
@@ -6,7 +7,7 @@ import { ARENA_TOP_EXPORT } from '../../../src/policy/wasm/abi.js';
 import { sha256 } from '../../../src/policy/wasm/rule-files.js';
 import { WasmRuleRunner } from '../../../src/policy/wasm/runner.js';
 import { buildSnapshot, type RuleSetSnapshot } from '../../../src/policy/wasm/snapshot.js';
-import { ASSEMBLY, compileRules, compileWithAsc, shellCall } from '../../helpers/wasm.js';
+import { ASSEMBLY, compileRules, compileWithAsc, shellCall, wat } from '../../helpers/wasm.js';
 
 // Every rule is metered when it loads (binaryen in a child process): slow on a loaded machine.
 t.setTimeout(600_000);
@@ -65,15 +66,52 @@ t.test('what an arena rule allocates in a call is given back when it ends', asyn
   t.same(r.state(), { completed: 50, fuelExhausted: 0, instances: 1 }, 'one instance served them all');
 });
 
-t.test('putting an arena rule back is paid from the call\'s fuel, one unit per 16 bytes', async (t) => {
+t.test('a call that writes into an arena rule\'s started state pays for putting it back, one unit per 16 bytes; a call that does not, pays nothing', async (t) => {
   const set = await setOf('big-heap', rules['big-heap']);
-  // 1 MiB below its heap's end: 65,536 units a call, on top of its own few.
+  // 1 MiB below its heap's end: 65,536 units for a call that writes there, on top of its own few.
   const roomy = new WasmRuleRunner({ fuel: 100_000, memoryCapPages: 256, failurePolicy: 'closed', logger: createLogger('silent') });
   const tight = new WasmRuleRunner({ fuel: 60_000, memoryCapPages: 256, failurePolicy: 'closed', logger: createLogger('silent') });
   t.teardown(() => Promise.all([roomy.close(), tight.close()]));
-  t.same(await roomy.evaluate(set, shellCall('ls')), { action: 'allow', rule: null, reason: '', failures: [] });
-  const stopped = await tight.evaluate(set, shellCall('ls'));
-  t.equal(stopped.reason, 'rule failed: it ran out of fuel (60000 units) and was stopped', 'it started within 60,000 units, but a call cannot be put back within them');
+  const allowed = { action: 'allow', rule: null, reason: '', failures: [] };
+  t.same(await roomy.evaluate(set, shellCall('ls', 'scribble')), allowed);
+  const stopped = await tight.evaluate(set, shellCall('ls', 'scribble'));
+  t.equal(stopped.reason, 'rule failed: it ran out of fuel (60000 units) and was stopped', 'it started within 60,000 units, but a call that wrote below its heap cannot be put back within them');
+  for (let i = 0; i < 3; i++) t.same(await tight.evaluate(set, shellCall('ls')), allowed, 'a call that wrote nothing there is not copied back, and not charged for it');
+});
+
+// An arena rule by hand: its heap ends at 1024. Each call blocks when bytes 16–23 are not as the
+// rule started (all zero), then writes there in the way the length of the tool's name chooses.
+const writer = wat(`(module
+  (import "env" "memory" (memory 1))
+  (import "svc" "field_length" (func $length (param i32) (result i32)))
+  (import "svc" "field_read" (func $read (param i32 i32)))
+  (data $ones "\\01\\01\\01\\01")
+  (func (export "svc_abi_version") (result i32) (i32.const 1))
+  (func (export "svc_arena_top") (result i32) (i32.const 1024))
+  (func (export "svc_evaluate") (result i32)
+    (local $way i32) (local $left i64)
+    (local.set $left (i64.load (i32.const 16)))
+    (local.set $way (call $length (i32.const 1)))
+    (i64.store (i32.const 2000) (i64.const -1))
+    (if (i32.eq (local.get $way) (i32.const 1)) (then (i32.store8 (i32.const 16) (i32.const 1))))
+    (if (i32.eq (local.get $way) (i32.const 2)) (then (i32.store offset=4 (i32.const 16) (i32.const 1))))
+    (if (i32.eq (local.get $way) (i32.const 3)) (then (memory.fill (i32.const 16) (i32.const 1) (i32.const 8))))
+    (if (i32.eq (local.get $way) (i32.const 4)) (then (memory.copy (i32.const 16) (i32.const 2000) (i32.const 8))))
+    (if (i32.eq (local.get $way) (i32.const 5)) (then (memory.init $ones (i32.const 16) (i32.const 0) (i32.const 4))))
+    (if (i32.eq (local.get $way) (i32.const 6)) (then (v128.store8_lane 3 (i32.const 16) (v128.const i8x16 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1))))
+    (if (i32.eq (local.get $way) (i32.const 7)) (then (call $read (i32.const 1) (i32.const 16))))
+    (if (i32.eqz (i64.eqz (local.get $left))) (then (return (i32.const 1))))
+    (i32.const 0)))`, binaryen.Features.BulkMemory | binaryen.Features.SIMD128);
+
+t.test('every way a call can write into an arena rule\'s started state is put back', async (t) => {
+  const r = runner(t);
+  const set = buildSnapshot([{ name: 'writer', priority: 10, sha256: sha256(writer), bytes: writer }]);
+  const ways = ['a store', 'a store at an offset', 'memory.fill', 'memory.copy', 'memory.init', 'a SIMD lane store', 'the host writing a field'];
+  for (const [i, way] of ways.entries()) {
+    const tool = 'x'.repeat(i + 1);
+    t.equal((await r.evaluate(set, shellCall('ls', tool))).action, 'allow', `${way}: the call starts from the started state`);
+    t.equal((await r.evaluate(set, shellCall('ls', 'probe-tool'))).action, 'allow', `${way}: the next call starts from it too`);
+  }
 });
 
 t.test('arguments reach the rule exactly as the call has them, short or long, whatever their characters', async (t) => {

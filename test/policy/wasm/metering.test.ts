@@ -2,7 +2,6 @@ import t from 'tap';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import binaryen from 'binaryen';
 import { createLogger } from '../../../src/lib/logger.js';
 import { ruleContextSchema, type RuleContext } from '../../../src/policy/wasm/abi.js';
 import { compileRule } from '../../../src/policy/wasm/compile.js';
@@ -15,7 +14,7 @@ import { sha256 } from '../../../src/policy/wasm/rule-files.js';
 import { WasmRuleRunner } from '../../../src/policy/wasm/runner.js';
 import { buildSnapshot, type RuleSetSnapshot } from '../../../src/policy/wasm/snapshot.js';
 import { WasmRules } from '../../../src/policy/wasm/wasm-rules.js';
-import { ASSEMBLY, compileRules, shellCall, svc, textCall } from '../../helpers/wasm.js';
+import { ASSEMBLY, compileRules, shellCall, svc, textCall, wat } from '../../helpers/wasm.js';
 
 // Every rule is metered when it loads (binaryen in a child process): slow on a loaded machine.
 t.setTimeout(600_000);
@@ -89,17 +88,6 @@ async function compileSources<N extends keyof typeof SOURCES>(names: readonly N[
     await compileRule({ src, out: out[name], debug: false });
   }
   return out;
-}
-
-/** A module from WebAssembly text. */
-function wat(text: string): Uint8Array<ArrayBuffer> {
-  const mod = binaryen.parseText(text);
-  mod.setFeatures(binaryen.Features.All);
-  try {
-    return mod.emitBinary() as Uint8Array<ArrayBuffer>;
-  } finally {
-    mod.dispose();
-  }
 }
 
 const examples = await compileRules(t, ['index', 'destructive-shell', 'latest-image', 'force-push', 'infinite-loop', 'loops-at-start']);
