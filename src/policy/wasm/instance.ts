@@ -103,7 +103,7 @@ interface Arena {
   readonly tail: Uint8Array;
   /** What copying the image back costs a call. */
   readonly rewindFuel: number;
-  /** Restores the globals; answers 1 when the module wrote below the image's end since the last restore. */
+  /** Restores the globals; answers 1 when the module wrote below `line` since the last restore, else 0. */
   readonly restoreGlobals: () => number;
 }
 

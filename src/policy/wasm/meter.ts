@@ -189,6 +189,11 @@ function pushChildren(expr: Ref, id: number, out: Ref[]): void {
   }
 }
 
+/** The accessor of a bulk memory operation (`memory.copy`, `memory.fill`, `memory.init`); null for any other expression. */
+function bulkOperation(id: number): SizedAccessor | null {
+  return id === Id.MemoryCopy ? api.MemoryCopy : id === Id.MemoryFill ? api.MemoryFill : id === Id.MemoryInit ? api.MemoryInit : null;
+}
+
 class Meter {
   /** What a call to a function that does not pay on entry costs its caller. */
   readonly folded = new Map<string, number>();
@@ -233,22 +238,20 @@ class Meter {
         continue;
       }
       if (id === Id.Call) units += this.folded.get(api.Call.getTarget(expr)) ?? 0;
-      else if (id === Id.MemoryCopy || id === Id.MemoryFill || id === Id.MemoryInit) this.payForBytes(expr, id);
+      const bulk = bulkOperation(id);
+      if (bulk !== null) this.payForBytes(expr, bulk);
       pushChildren(expr, id, stack);
       // After its children are taken: the check wraps the address and is itself left unmetered.
-      this.watchWrite(expr, id);
+      this.watchWrite(expr, id, bulk);
     }
     return units;
   }
 
   /** Wraps the address a write writes at in the check against the watch line. */
-  private watchWrite(expr: Ref, id: number): void {
-    if (id === Id.Store) api.Store.setPtr(expr, this.watched(api.Store.getPtr(expr)));
+  private watchWrite(expr: Ref, id: number, bulk: SizedAccessor | null): void {
+    if (bulk !== null) bulk.setDest(expr, this.watched(bulk.getDest(expr)));
+    else if (id === Id.Store) api.Store.setPtr(expr, this.watched(api.Store.getPtr(expr)));
     else if (id === Id.SIMDLoadStoreLane && api.SIMDLoadStoreLane.isStore(expr)) api.SIMDLoadStoreLane.setPtr(expr, this.watched(api.SIMDLoadStoreLane.getPtr(expr)));
-    else if (id === Id.MemoryCopy || id === Id.MemoryFill || id === Id.MemoryInit) {
-      const wrapper = id === Id.MemoryCopy ? api.MemoryCopy : id === Id.MemoryFill ? api.MemoryFill : api.MemoryInit;
-      wrapper.setDest(expr, this.watched(wrapper.getDest(expr)));
-    }
   }
 
   /**
@@ -262,10 +265,8 @@ class Meter {
     return m.block(null, [m.if(below, m.global.set(WRITTEN, m.i32.const(1))), m.local.get(this.scratch, binaryen.i32)], binaryen.i32);
   }
 
-  private payForBytes(expr: Ref, id: number): void {
-    const wrapper = id === Id.MemoryCopy ? api.MemoryCopy : id === Id.MemoryFill ? api.MemoryFill : api.MemoryInit;
-    const size = wrapper.getSize(expr);
-    wrapper.setSize(expr, this.mod.call(PAY_BYTES, [size], binaryen.i32));
+  private payForBytes(expr: Ref, bulk: SizedAccessor): void {
+    bulk.setSize(expr, this.mod.call(PAY_BYTES, [bulk.getSize(expr)], binaryen.i32));
   }
 
   /** `(param $bytes i32) (result i32)`: pays for touching `bytes` bytes and answers them. */
