@@ -232,11 +232,13 @@ function carriesFullText(data: Json): boolean {
  * Turns a cloned delta event into a bare continuation: no text of any channel, no usage, and in
  * OpenAI chunks none of the fields that start a message or a tool call, so a client that
  * accumulates deltas neither repeats a tool call's name nor counts usage twice. Returns whether
- * it took away more than the texts.
+ * it took away more than the texts: a null usage (in every chunk of an OpenAI stream that asks
+ * for usage) counts nothing, and may stay.
  */
 function asContinuation(data: Json): boolean {
   for (const d of deltasOf(data)) d.access.set(data, '');
-  let stripped = drop(data, 'usage');
+  let stripped = data.usage != null;
+  drop(data, 'usage');
   if (!Array.isArray(data.choices)) return stripped;
   for (const choice of data.choices) {
     if (!isJsonObject(choice) || !isJsonObject(choice.delta)) continue;

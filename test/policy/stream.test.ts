@@ -297,6 +297,19 @@ t.test('a stream of a shape verified in an earlier one is read as text from its 
   t.notMatch(raw, /chatcmpl-1|1741570283/);
 });
 
+t.test("held text after a run whose events carry OpenAI's null usage goes out in the provider's own event, only its text replaced", async (t) => {
+  // With stream_options.include_usage, every chunk before the last carries "usage":null.
+  const event = (delta: Record<string, unknown>, finishReason: string | null = null) =>
+    `data: ${JSON.stringify({ id: 'c9', object: 'chat.completion.chunk', created: 1741570300, model: 'usage-null-test', choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }], usage: null })}\n\n`;
+  const redactor = new StreamRedactor(policy({ piiDetectors: { 'pii.email': 'redact' } }));
+  const before = [event({ role: 'assistant', content: '' }), event({ content: 'write to ' }), event({ content: 'jane' }), event({ content: '.doe@example.com' })];
+  for (const frame of before) redactor.push(Buffer.from(frame));
+  const { result: raw, parses } = await countingParses(() => redactor.push(Buffer.from(event({}, 'stop'))).toString());
+  t.equal(parses, 1, 'the finishing chunk is parsed; the held text needs no parse of its template');
+  const flushed = raw.split('\n\n')[0]!;
+  t.equal(flushed, event({ content: '[REDACTED:pii.email]' }).trimEnd(), 'byte for byte the provider\'s chunk, with the redacted text');
+});
+
 t.test('held text after a run whose events carry more than their text goes out in an event without it', async (t) => {
   // Some servers repeat the role in every chunk: the held text must not go out as a second message start.
   const withRole = (content: string) => `data: ${JSON.stringify({ id: 'c1', choices: [{ index: 0, delta: { role: 'assistant', content }, finish_reason: null }] })}\n\n`;
