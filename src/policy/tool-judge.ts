@@ -1,3 +1,5 @@
+import type { MaybePromise } from '../lib/maybe-promise.js';
+
 /**
  * The contract between the response path and everything that judges the tool calls a model emits
  * (WASM rules, decide `tool_call` rules). The relay extracts complete tool calls (holding streamed
@@ -75,8 +77,11 @@ export type ToolVerdict =
 export interface ToolCallJudge {
   /** Whether any rule could apply; the relay skips holding tool calls when no judge is active. */
   readonly active: boolean;
-  /** One verdict per call, in order. Never rejects: a judge that fails answers per its failure policy. */
-  judge(calls: readonly ToolCall[], ctx: ToolCallContext): Promise<readonly ToolVerdict[]>;
+  /**
+   * One verdict per call, in order: at once when the judge needs nothing outside this thread.
+   * Never throws or rejects: a judge that fails answers per its failure policy.
+   */
+  judge(calls: readonly ToolCall[], ctx: ToolCallContext): MaybePromise<readonly ToolVerdict[]>;
 }
 
 /**

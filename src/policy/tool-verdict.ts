@@ -3,6 +3,7 @@ import { redact, type DlpMatch } from './dlp/index.js';
 import { resolveHold, type HoldLedger } from './holds.js';
 import { mcpPolicyActive, mcpRefusal, type McpPolicy } from './mcp.js';
 import type { ToolCall, ToolCallContext, ToolCallJudge, ToolVerdict } from './tool-judge.js';
+import { isPromise, type MaybePromise } from '../lib/maybe-promise.js';
 
 /**
  * The one tool-call verdict. The proxy (a tool call in a model's answer) and the hook gate (a
@@ -54,40 +55,54 @@ export function toolPolicyActive(policy: ToolCallPolicy): boolean {
 
 const ALLOW: ToolVerdict = { action: 'allow' };
 
-/** One verdict per call, in order. Never rejects. */
-export async function judgeToolCalls(calls: readonly ToolCall[], ctx: ToolCallContext, policy: ToolCallPolicy): Promise<JudgedCall[]> {
+/** One verdict per call, in order: at once when every judge answers at once and no hold needs its ledger. Never rejects. */
+export function judgeToolCalls(calls: readonly ToolCall[], ctx: ToolCallContext, policy: ToolCallPolicy): MaybePromise<JudgedCall[]> {
   if (calls.length === 0) return [];
-  const judges = policy.judges.filter((j) => j.active);
-  const byJudge = await Promise.all(
-    judges.map((j) =>
-      j.judge(calls, ctx).catch((err: unknown): ToolVerdict[] =>
-        calls.map(() => ({ action: 'block', reason: `a tool-call judge failed: ${(err as Error).message}`, rule: 'judge_failure', source: 'wasm', unavailable: true })),
-      ),
-    ),
-  );
-  return Promise.all(
-    calls.map(async (call, i): Promise<JudgedCall> => {
-      const mcp = mcpRefusal(call.name, policy.mcp);
-      if (mcp !== null) return { action: 'block', source: 'mcp', rule: mcp.rule, code: mcp.code, reason: mcp.reason };
-      const dlp = policy.dlp === undefined ? null : scanArguments(call, policy.dlp);
-      if (dlp?.blockedBy !== undefined) {
-        return { action: 'block', source: 'dlp', rule: dlp.blockedBy, reason: `${dlp.blockedBy} found in the ${call.name} tool call's arguments` };
-      }
-      const flagged = dlp !== null && dlp.flagged.length > 0 ? { flagged: dlp.flagged } : {};
-      const verdicts = byJudge.map((v) => v[i] ?? ALLOW);
-      const block = verdicts.find((v) => v.action === 'block');
-      if (block !== undefined) return { ...block, ...flagged };
-      let bypassed: ToolVerdict | undefined;
-      for (const v of verdicts) {
-        if (v.action !== 'hold') continue;
-        if (policy.holds === undefined) return { ...v, ...flagged };
-        const resolved = await resolveHold(v, call, ctx, policy.holds);
-        if (resolved.action !== 'allow') return { ...resolved, ...flagged };
-        bypassed ??= resolved;
-      }
-      return { ...(bypassed ?? verdicts.find((v) => v.action === 'allow' && v.unjudged !== undefined) ?? ALLOW), ...flagged };
-    }),
-  );
+  const answers = policy.judges.filter((j) => j.active).map((j) => ask(j, calls, ctx));
+  const combine = (byJudge: ReadonlyArray<readonly ToolVerdict[]>) => {
+    const judged = calls.map((call, i) => combineVerdicts(call, byJudge.map((v) => v[i] ?? ALLOW), ctx, policy));
+    return judged.some(isPromise) ? Promise.all(judged) : (judged as JudgedCall[]);
+  };
+  return answers.some(isPromise) ? Promise.all(answers).then(combine) : combine(answers as ReadonlyArray<readonly ToolVerdict[]>);
+}
+
+/** A judge's verdicts; a judge that breaks its contract (throws or rejects) refuses every call. */
+function ask(judge: ToolCallJudge, calls: readonly ToolCall[], ctx: ToolCallContext): MaybePromise<readonly ToolVerdict[]> {
+  const failed = (err: unknown): ToolVerdict[] =>
+    calls.map(() => ({ action: 'block', reason: `a tool-call judge failed: ${(err as Error).message}`, rule: 'judge_failure', source: 'wasm', unavailable: true }));
+  try {
+    const answer = judge.judge(calls, ctx);
+    return isPromise(answer) ? answer.catch(failed) : answer;
+  } catch (err) {
+    return failed(err);
+  }
+}
+
+/** One call's verdict from the MCP lists, its arguments' DLP and the judges' verdicts on it. */
+function combineVerdicts(call: ToolCall, verdicts: readonly ToolVerdict[], ctx: ToolCallContext, policy: ToolCallPolicy): MaybePromise<JudgedCall> {
+  const mcp = mcpRefusal(call.name, policy.mcp);
+  if (mcp !== null) return { action: 'block', source: 'mcp', rule: mcp.rule, code: mcp.code, reason: mcp.reason };
+  const dlp = policy.dlp === undefined ? null : scanArguments(call, policy.dlp);
+  if (dlp?.blockedBy !== undefined) {
+    return { action: 'block', source: 'dlp', rule: dlp.blockedBy, reason: `${dlp.blockedBy} found in the ${call.name} tool call's arguments` };
+  }
+  const flagged = dlp !== null && dlp.flagged.length > 0 ? { flagged: dlp.flagged } : {};
+  const block = verdicts.find((v) => v.action === 'block');
+  if (block !== undefined) return { ...block, ...flagged };
+  const holds = verdicts.filter((v) => v.action === 'hold');
+  const unjudged = verdicts.find((v) => v.action === 'allow' && v.unjudged !== undefined);
+  if (holds.length === 0) return { ...(unjudged ?? ALLOW), ...flagged };
+  const ledger = policy.holds;
+  if (ledger === undefined) return { ...holds[0]!, ...flagged };
+  return (async (): Promise<JudgedCall> => {
+    let bypassed: ToolVerdict | undefined;
+    for (const v of holds) {
+      const resolved = await resolveHold(v, call, ctx, ledger);
+      if (resolved.action !== 'allow') return { ...resolved, ...flagged };
+      bypassed ??= resolved;
+    }
+    return { ...(bypassed ?? unjudged ?? ALLOW), ...flagged };
+  })();
 }
 
 /** Every string a call's arguments hold (the raw text of a call whose input is not JSON). */

@@ -17,6 +17,7 @@ import { MAX_CACHED_BYTES, type CachedResponse } from './response-cache.js';
 import { dataLinesWithObject, SseFramer } from '../lib/sse.js';
 import { annotateBody, StreamNoteTap, type JudgeText } from './response-notes.js';
 import { reviewResponseToolCalls } from './tool-calls.js';
+import { andThen, type MaybePromise } from '../lib/maybe-promise.js';
 import { reviewResponse, type ResponseReview } from './response-rules.js';
 import type { ToolCallReview } from './tool-calls-review.js';
 import { ToolCallStreamGate } from './tool-calls-stream.js';
@@ -423,9 +424,9 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
   }
 
   /** A complete response's tool calls put to the judges; refused ones substituted. */
-  private reviewToolCalls(inspected: InspectedBody): Promise<InspectedBody> | InspectedBody {
+  private reviewToolCalls(inspected: InspectedBody): MaybePromise<InspectedBody> {
     if (this.req.toolCalls === null) return inspected;
-    return reviewResponseToolCalls(this.req.kind, inspected.body, this.req.toolCalls, inspected.parsed ?? undefined).then((body) =>
+    return andThen(reviewResponseToolCalls(this.req.kind, inspected.body, this.req.toolCalls, inspected.parsed ?? undefined), (body) =>
       body === inspected.body ? inspected : { body, parsed: null },
     );
   }

@@ -1,6 +1,7 @@
 import type { RefusedVerdict } from '../policy/notice.js';
 import type { ToolCall, ToolCallContext, ToolVerdict } from '../policy/tool-judge.js';
 import { judgeToolCalls, toolPolicyActive, type ToolCallPolicy } from '../policy/tool-verdict.js';
+import { andThen, type MaybePromise } from '../lib/maybe-promise.js';
 
 export type { RefusedVerdict } from '../policy/notice.js';
 export { toolCallNotice } from '../policy/notice.js';
@@ -76,10 +77,15 @@ export class ToolCallReview {
     return toolPolicyActive(policy) ? new ToolCallReview(policy, ctx, options) : null;
   }
 
-  async verdicts(calls: readonly ToolCall[]): Promise<ToolVerdict[]> {
+  /** One verdict per call: at once when the judges answered at once and nothing waits on the control plane. */
+  verdicts(calls: readonly ToolCall[]): MaybePromise<ToolVerdict[]> {
     const policy: ToolCallPolicy = this.options.shadow ? { judges: this.policy.judges, mcp: this.policy.mcp } : this.policy;
-    let verdicts: ToolVerdict[] = await judgeToolCalls(calls, this.ctx, policy);
-    if (!this.options.shadow) verdicts = await this.reported(calls, verdicts);
+    const reported = andThen(judgeToolCalls(calls, this.ctx, policy), (judged: ToolVerdict[]) => this.reported(calls, judged));
+    return andThen(reported, (verdicts) => this.recorded(calls, verdicts));
+  }
+
+  /** Records every refusal and every approved or unjudged call; answers what the response carries out. */
+  private recorded(calls: readonly ToolCall[], verdicts: ToolVerdict[]): ToolVerdict[] {
     calls.forEach((call, i) => {
       const v = verdicts[i]!;
       if (v.action !== 'allow') this.options.record(toolCallRecord(call, v, !this.options.shadow));
@@ -90,11 +96,12 @@ export class ToolCallReview {
     return this.options.shadow ? calls.map(() => ALLOW) : verdicts;
   }
 
-  /** Reports the refused calls; a block waits for its incident id. */
-  private async reported(calls: readonly ToolCall[], verdicts: ToolVerdict[]): Promise<ToolVerdict[]> {
+  /** Reports the enforced refusals (none in shadow mode); a block waits for its incident id. */
+  private reported(calls: readonly ToolCall[], verdicts: ToolVerdict[]): MaybePromise<ToolVerdict[]> {
     const report = this.options.report;
+    if (this.options.shadow || report === undefined) return verdicts;
     const refused = verdicts.flatMap((v, i) => (v.action === 'allow' ? [] : [{ i, v }]));
-    if (report === undefined || refused.length === 0) return verdicts;
+    if (refused.length === 0) return verdicts;
     const reports = refused.map(({ i, v }) => ({
       callId: calls[i]!.id,
       tool: calls[i]!.name,
@@ -107,12 +114,13 @@ export class ToolCallReview {
     }));
     const answered = report(reports, this.ctx);
     if (!refused.some(({ v }) => v.action === 'block')) return verdicts;
-    const incidents = await answered;
-    const out = [...verdicts];
-    refused.forEach(({ i, v }, n) => {
-      if (v.action === 'block') out[i] = { ...v, incidentId: incidents[n] ?? null };
+    return answered.then((incidents) => {
+      const out = [...verdicts];
+      refused.forEach(({ i, v }, n) => {
+        if (v.action === 'block') out[i] = { ...v, incidentId: incidents[n] ?? null };
+      });
+      return out;
     });
-    return out;
   }
 }
 

@@ -81,6 +81,28 @@ t.test('a block from any judge wins over a hold; every hold rule needs its own a
   t.match(both, { action: 'hold', rule: 'second', hold: { holdId: 'hold_2' } });
   const broken: ToolCallJudge = { active: true, judge: async () => Promise.reject(new Error('boom')) };
   t.match((await judgeToolCalls([c], ctx, { judges: [broken] }))[0], { action: 'block', rule: 'judge_failure', unavailable: true }, 'a judge that rejects refuses (fail closed)');
+  const throwing: ToolCallJudge = {
+    active: true,
+    judge: () => {
+      throw new Error('boom');
+    },
+  };
+  t.match((await judgeToolCalls([c], ctx, { judges: [throwing] }))[0], { action: 'block', rule: 'judge_failure', unavailable: true }, 'so does one that throws');
+});
+
+t.test('judges that answer at once get a verdict at once; only a hold put to the ledger, or a judge that waits, makes the caller wait', async (t) => {
+  const now = (verdict: (c: ToolCall) => ToolVerdict): ToolCallJudge => ({ active: true, judge: (calls) => calls.map(verdict) });
+  const c = call('Bash', { command: 'git push --force' });
+  const allowed = judgeToolCalls([c, call('Read', { path: 'a' }, 'c2')], ctx, { judges: [now(() => ({ action: 'allow' }))], holds: ledger().l });
+  t.same(allowed, [{ action: 'allow' }, { action: 'allow' }], 'an array, not a promise');
+  const blocked = judgeToolCalls([c], ctx, { judges: [now(() => ({ action: 'hold', rule: 'h', reason: 'r', source: 'wasm' })), now(() => ({ action: 'block', rule: 'b', reason: 'r', source: 'wasm' }))], holds: ledger().l });
+  t.match(blocked, [{ action: 'block', rule: 'b' }], 'a block needs no ledger');
+  const held = judgeToolCalls([c], ctx, { judges: [now(() => ({ action: 'hold', rule: 'h', reason: 'r', source: 'wasm' }))], holds: ledger().l });
+  t.ok(held instanceof Promise, 'a hold asks the ledger');
+  t.match(await held, [{ action: 'hold', hold: { holdId: 'hold_NEW' } }]);
+  const waiting = judgeToolCalls([c], ctx, { judges: [now(() => ({ action: 'allow' })), judge(() => ({ action: 'allow' }))] });
+  t.ok(waiting instanceof Promise, 'a judge that answers later');
+  t.same(await waiting, [{ action: 'allow' }]);
 });
 
 t.test('MCP lists: mcp__<server>__<tool> names only', async (t) => {

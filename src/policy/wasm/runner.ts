@@ -57,8 +57,19 @@ export class WasmRuleRunner {
 
   /** The verdict of `set` on one call; never rejects (a failing rule answers per the failure policy). */
   async evaluate(set: RuleSetSnapshot, context: RuleContext): Promise<RuleDecision> {
-    if (this.metered(set)) return this.decide(set, evaluateRules(this.rules, set, context, this.options.failurePolicy));
+    if (this.ready(set)) return this.evaluateNow(set, context);
     return this.decide(set, this.withMetered(set, await meterRules(set), () => evaluateRules(this.rules, set, context, this.options.failurePolicy)));
+  }
+
+  /** Whether every rule of `set` is metered: `evaluateNow` can then answer. */
+  ready(set: RuleSetSnapshot): boolean {
+    for (const ref of set.rules) if (meteredModule(ref.sha256) === undefined) return false;
+    return true;
+  }
+
+  /** The verdict of a `ready` set on one call, at once; never throws (a failing rule answers per the failure policy). */
+  evaluateNow(set: RuleSetSnapshot, context: RuleContext): RuleDecision {
+    return this.decide(set, evaluateRules(this.rules, set, context, this.options.failurePolicy));
   }
 
   /** Meters and instantiates every rule of `set`: per rule, the kinds it evaluates or why it cannot load. */
@@ -83,11 +94,6 @@ export class WasmRuleRunner {
     } finally {
       this.transient.clear();
     }
-  }
-
-  private metered(set: RuleSetSnapshot): boolean {
-    for (const ref of set.rules) if (meteredModule(ref.sha256) === undefined) return false;
-    return true;
   }
 
   private decide(set: RuleSetSnapshot, result: EvaluationResult): RuleDecision {

@@ -1,14 +1,18 @@
+import type { MaybePromise } from '../../lib/maybe-promise.js';
 import { unjudgeableVerdict, type ToolCall, type ToolCallContext, type ToolCallJudge, type ToolVerdict } from '../tool-judge.js';
-import { KIND_BITS, type RuleContext } from './abi.js';
+import { KIND_BITS, type RuleContext, type ToolInputForm } from './abi.js';
 import type { RuleCheck } from './evaluator.js';
-import type { WasmRuleRunner } from './runner.js';
+import type { RuleDecision, WasmRuleRunner } from './runner.js';
 import { buildSnapshot, type RuleBytes, type RuleSetSnapshot } from './snapshot.js';
+
+const ALLOW: ToolVerdict = { action: 'allow' };
 
 /**
  * The verdicts of a `tool_call` rule set on calls, one each, in order: the proxy's installed rules
- * and a workspace's stored rules (the hook gate) both judge through this. A call no rule can read
- * answers the failure policy; a rule that fails under the closed policy refuses the call, marked
- * as a check that could not complete.
+ * and a workspace's stored rules (the hook gate) both judge through this. At once once the set's
+ * modules are metered (the rules run on this thread); after metering them otherwise. A call no
+ * rule can read answers the failure policy; a rule that fails under the closed policy refuses the
+ * call, marked as a check that could not complete.
  */
 export function judgeWithRuleSet(
   runner: WasmRuleRunner,
@@ -16,30 +20,34 @@ export function judgeWithRuleSet(
   calls: readonly ToolCall[],
   ctx: ToolCallContext,
   failClosed: boolean,
-): Promise<ToolVerdict[]> {
-  if (set === null) return Promise.resolve(calls.map(() => ({ action: 'allow' })));
+): MaybePromise<ToolVerdict[]> {
+  if (set === null) return calls.map(() => ALLOW);
+  if (runner.ready(set)) {
+    return calls.map((call) => (call.input === 'unknown' ? unjudgeableVerdict(call, failClosed, 'wasm') : verdictOf(runner.evaluateNow(set, ruleContext(call, call.input, ctx)))));
+  }
   return Promise.all(
-    calls.map(async (call): Promise<ToolVerdict> => {
-      if (call.input === 'unknown') return unjudgeableVerdict(call, failClosed, 'wasm');
-      const context: RuleContext = {
-        kind: 'tool_call',
-        toolName: call.name,
-        toolArguments: call.arguments,
-        toolInput: call.input,
-        text: null,
-        model: ctx.model,
-        harness: ctx.harness,
-        session: ctx.session,
-        workspace: ctx.workspace,
-      };
-      const d = await runner.evaluate(set, context);
-      if (d.action === 'allow') return { action: 'allow' };
-      const failed = d.failures.some((f) => f.rule === d.rule);
-      return failed
-        ? { action: 'block', reason: d.reason, rule: d.rule!, source: 'wasm', unavailable: true }
-        : { action: d.action, reason: d.reason, rule: d.rule!, source: 'wasm' };
-    }),
+    calls.map(async (call) => (call.input === 'unknown' ? unjudgeableVerdict(call, failClosed, 'wasm') : verdictOf(await runner.evaluate(set, ruleContext(call, call.input, ctx))))),
   );
+}
+
+function ruleContext(call: ToolCall, input: ToolInputForm, ctx: ToolCallContext): RuleContext {
+  return {
+    kind: 'tool_call',
+    toolName: call.name,
+    toolArguments: call.arguments,
+    toolInput: input,
+    text: null,
+    model: ctx.model,
+    harness: ctx.harness,
+    session: ctx.session,
+    workspace: ctx.workspace,
+  };
+}
+
+function verdictOf(d: RuleDecision): ToolVerdict {
+  if (d.action === 'allow') return ALLOW;
+  const failed = d.failures.some((f) => f.rule === d.rule);
+  return failed ? { action: 'block', reason: d.reason, rule: d.rule!, source: 'wasm', unavailable: true } : { action: d.action, reason: d.reason, rule: d.rule!, source: 'wasm' };
 }
 
 /** A module that could not be loaded into a module set, and why. */
@@ -87,7 +95,7 @@ export class WasmModuleJudge implements ToolCallJudge {
     return this.set !== null;
   }
 
-  judge(calls: readonly ToolCall[], ctx: ToolCallContext): Promise<readonly ToolVerdict[]> {
+  judge(calls: readonly ToolCall[], ctx: ToolCallContext): MaybePromise<readonly ToolVerdict[]> {
     return judgeWithRuleSet(this.runner, this.set, calls, ctx, this.failClosed);
   }
 }

@@ -1,4 +1,5 @@
 import type { Logger } from '../../lib/logger.js';
+import type { MaybePromise } from '../../lib/maybe-promise.js';
 import type { WasmRulesConfig } from '../../config/proxy-config.js';
 import type { ToolCall, ToolCallContext, ToolCallJudge, ToolVerdict } from '../tool-judge.js';
 import { judgeWithRuleSet } from './tool-calls.js';
@@ -92,10 +93,9 @@ export class WasmRules implements ToolCallJudge {
     return this.directory.forKind('response') !== null;
   }
 
-  judge(calls: readonly ToolCall[], ctx: ToolCallContext): Promise<readonly ToolVerdict[]> {
+  judge(calls: readonly ToolCall[], ctx: ToolCallContext): MaybePromise<readonly ToolVerdict[]> {
     const set = this.directory.forKind('tool_call');
-    if (set === null) return Promise.resolve(calls.map(() => ({ action: 'allow' as const })));
-    return judgeWithRuleSet(this.runner(), set, calls, ctx, this.options.failurePolicy === 'closed');
+    return set === null ? calls.map(() => ({ action: 'allow' })) : judgeWithRuleSet(this.runner(), set, calls, ctx, this.options.failurePolicy === 'closed');
   }
 
   health(): WasmRulesHealth {

@@ -1,5 +1,6 @@
 import type { ToolCall, ToolVerdict } from '../../policy/tool-judge.js';
 import { toolCallNotice, type RefusedVerdict } from '../tool-calls-review.js';
+import type { MaybePromise } from '../../lib/maybe-promise.js';
 
 /**
  * What each wire format (chat, messages, responses) implements to have its tool calls judged:
@@ -61,7 +62,7 @@ export function serialise(name: string | null, data: Json): string {
 /** What a stream shape may do: write events out, ask the judges. */
 export interface GateIO {
   out(eventText: string): void;
-  verdicts(calls: readonly ToolCall[]): Promise<ToolVerdict[]>;
+  verdicts(calls: readonly ToolCall[]): MaybePromise<ToolVerdict[]>;
 }
 
 /** How one streaming wire format carries tool calls. */

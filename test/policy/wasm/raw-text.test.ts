@@ -92,7 +92,9 @@ t.test('a call svc cannot read answers the failure policy of the WASM rules', as
     const wasm = new WasmRules({ dir: join(dir, 'wasm'), fuel: 5_000_000, memoryMaxMb: 16, failurePolicy, rescanMs: 60_000, logger: createLogger('silent') });
     t.teardown(() => wasm.close());
     await wasm.start();
-    const [verdict, judged] = await wasm.judge([unknown, push], ctx);
+    const answer = wasm.judge([unknown, push], ctx);
+    t.ok(Array.isArray(answer), `${failurePolicy}: loaded rules answer at once, on this thread`);
+    const [verdict, judged] = await answer;
     if (failurePolicy === 'closed') {
       t.same(verdict, { action: 'block', rule: 'unjudgeable_call', source: 'wasm', reason: 'svc cannot read a teleport_call item, so no WASM rule could judge it' }, 'closed: refused');
     } else {
