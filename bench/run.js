@@ -15,7 +15,7 @@ import { parseOptions, selectWork, usage, UsageError } from './lib/options.js';
 import { cpuTimeUs, peakRssBytes } from './lib/proc-stats.js';
 import { compareToBaseline, formatComparison, readBaseline } from './lib/baseline.js';
 import { formatReport, gitCommit, machine, writeReport } from './lib/report.js';
-import { compareInTurn, describeVersus, inTurn, mergeWindows } from './lib/paired.js';
+import { compareInTurn, describeVersus, inTurn, mergeWindows, versusLabel } from './lib/paired.js';
 import { shapeOf, versusOf } from './lib/scenarios.js';
 import { installedRulesDir } from './lib/wasm-rules.js';
 import { round } from './lib/numbers.js';
@@ -47,7 +47,7 @@ async function main(args) {
     process.stdout.write(usage());
     return 0;
   }
-  const work = selectWork(options.names);
+  const work = selectWork(options.names, options.against);
   killChildrenOnExit();
   const date = new Date().toISOString();
   const svcHome = temporaryDir('svc-bench-');
@@ -89,19 +89,19 @@ async function runScenario(scenario, options, run) {
   const request = scenario.request(shape);
   /** @type {(warmupS: number, durationS: number) => Load} */
   const load = (warmupS, durationS) => ({ request, connections: shape.connections, warmupMs: warmupS * 1000, durationMs: durationS * 1000 });
-  const other = versusOf(scenario);
-  /** @type {(s: Scenario) => string | undefined} */
-  const profileOf = (s) => (options.prof && s.through === undefined ? join(RESULTS_DIR, `proxy-${s === scenario ? name : `${name}-versus-${s.name}`}-${run.stamp}.cpuprofile`) : undefined);
-  const profile = profileOf(scenario);
-  const theirProfile = other === null ? undefined : profileOf(other);
-  progress(`${name}: ${description}, ${shape.connections} connections${other === null ? '' : `; its proxy and ${other.name}'s in turn, ${options.rounds} round${options.rounds === 1 ? '' : 's'}`}`);
+  const other = opponentOf(scenario, options.against);
+  /** @type {(slug: string | null, s: Scenario) => string | undefined} */
+  const profileOf = (slug, s) => (options.prof && s.through === undefined ? join(RESULTS_DIR, `proxy-${name}${slug === null ? '' : `-versus-${slug}`}-${run.stamp}.cpuprofile`) : undefined);
+  const profile = profileOf(null, scenario);
+  const theirProfile = other === null ? undefined : profileOf(other.slug, other.scenario);
+  progress(`${name}: ${description}, ${shape.connections} connections${other === null ? '' : `; its proxy and ${versusLabel(other.versus)} in turn, ${options.rounds} round${options.rounds === 1 ? '' : 's'}`}`);
   try {
-    const redis = scenario.store === 'redis' || other?.store === 'redis' ? await startRedis() : null;
-    /** @type {(s: Scenario, mockUrl: string, svcHome: string, profiled?: string) => Promise<Server>} */
-    const startThrough = async (s, mockUrl, svcHome, profiled) => {
+    const redis = scenario.store === 'redis' || other?.scenario.store === 'redis' ? await startRedis() : null;
+    /** @type {(s: Scenario, mockUrl: string, svcHome: string, profiled?: string, cli?: string) => Promise<Server>} */
+    const startThrough = async (s, mockUrl, svcHome, profiled, cli = PROXY_CLI) => {
       if (s.through === 'pass-through') return startPassThrough(mockUrl);
       const wasmDir = s.wasmRules === undefined ? undefined : await installedRulesDir(s.wasmRules, svcHome);
-      return startProxy(mockUrl, options, svcHome, profiled, s.ioThreads ?? 1, redis?.url, wasmDir);
+      return startProxy(cli, mockUrl, options, svcHome, profiled, s.ioThreads ?? 1, redis?.url, wasmDir);
     };
     const measured = await withServer(startMock(), async (mock) => {
       const direct = await runSide(mock, load(options.warmupS, options.durationS));
@@ -109,15 +109,15 @@ async function runScenario(scenario, options, run) {
         const proxy = await withServer(startThrough(scenario, mock.url, run.svcHome, profile), (server) => runSide(server, load(options.warmupS, options.durationS)));
         return { sides: { direct, proxy }, versus: undefined };
       }
-      const theirHome = join(run.svcHome, `versus-${other.name}`);
+      const theirHome = join(run.svcHome, `versus-${other.slug}`);
       mkdirSync(theirHome, { recursive: true });
       return withServer(startThrough(scenario, mock.url, run.svcHome, profile), (ours) =>
-        withServer(startThrough(other, mock.url, theirHome, theirProfile), async (theirs) => {
+        withServer(startThrough(other.scenario, mock.url, theirHome, theirProfile, other.cli), async (theirs) => {
           const window = options.durationS / options.rounds;
           /** @type {(server: Server) => (round: number) => Promise<SideFigures>} */
           const measure = (server) => (round) => runSide(server, load(round === 0 ? options.warmupS : Math.min(options.warmupS, LATER_WARMUP_S), window));
           const windows = await inTurn(options.rounds, measure(ours), measure(theirs));
-          return { sides: { direct, proxy: mergeWindows(windows.ours) }, versus: compareInTurn(other.name, windows.ours, windows.theirs) };
+          return { sides: { direct, proxy: mergeWindows(windows.ours) }, versus: compareInTurn(other.versus, windows.ours, windows.theirs) };
         }),
       );
     }).finally(() => redis?.stop());
@@ -126,7 +126,7 @@ async function runScenario(scenario, options, run) {
     progress(`${name}: direct ${Math.round(sides.direct.requestsPerSec)} req/s, proxy ${Math.round(sides.proxy.requestsPerSec)} req/s, ratio ${ratio}`);
     if (versus !== undefined) progress(`${name}: ${describeVersus(versus)}`);
     const profiled = written(name, profile);
-    const versusProfiled = written(`${name} (${other?.name}'s proxy)`, theirProfile);
+    const versusProfiled = other === null ? undefined : written(`${name} (${versusLabel(other.versus)})`, theirProfile);
     return {
       name,
       description,
@@ -205,6 +205,20 @@ function startPassThrough(upstreamUrl) {
 const PROXY_CONFIG = { piiDetectors: PII_REDACTING };
 
 /**
+ * What a scenario's proxy is loaded in turn with: with `--against`, the same scenario's proxy as
+ * another checkout built it; else the scenario it names (`versus`), if any.
+ * @param {Scenario} scenario
+ * @param {string | undefined} against
+ * @returns {{ scenario: Scenario, cli: string, slug: string, versus: { scenario: string, build?: string } } | null}
+ */
+function opponentOf(scenario, against) {
+  if (against !== undefined) return { scenario, cli: join(against, 'dist/cli/main.js'), slug: 'build', versus: { scenario: scenario.name, build: displayPath(against) } };
+  const other = versusOf(scenario);
+  return other === null ? null : { scenario: other, cli: PROXY_CLI, slug: other.name, versus: { scenario: other.name } };
+}
+
+/**
+ * @param {string} cli  the `svc` command to start the proxy with (this checkout's, or the one --against names)
  * @param {string} upstreamUrl
  * @param {BenchOptions} options
  * @param {string} svcHome
@@ -213,14 +227,14 @@ const PROXY_CONFIG = { piiDetectors: PII_REDACTING };
  * @param {string} [valkeyUrl]  the Redis the proxy meters against, when the scenario wants one
  * @param {string} [wasmDir]  the folder of installed WASM rules, when the scenario wants some
  */
-function startProxy(upstreamUrl, options, svcHome, profile, ioThreads, valkeyUrl, wasmDir) {
+function startProxy(cli, upstreamUrl, options, svcHome, profile, ioThreads, valkeyUrl, wasmDir) {
   const threads = options.threads === undefined ? [] : ['--threads', String(options.threads)];
   const store = valkeyUrl === undefined ? [] : ['--valkey-url', valkeyUrl];
   const config = join(svcHome, 'bench-proxy.json');
   writeFileSync(config, JSON.stringify(PROXY_CONFIG));
   return startServer({
     name: 'proxy',
-    script: PROXY_CLI,
+    script: cli,
     args: ['proxy', '--port', '0', '--upstream-url', upstreamUrl, '--config', config, '--io-threads', String(ioThreads), ...threads, ...store],
     nodeArgs: profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', dirname(profile), '--cpu-prof-name', basename(profile)],
     env: { SVC_HOME: svcHome, SVC_LOG_LEVEL: 'warn', ...(wasmDir === undefined ? {} : { SVC_WASM_DIR: wasmDir }) },
@@ -272,7 +286,7 @@ function written(label, profile) {
  */
 function displayPath(file) {
   const inRepo = relative(ROOT, file);
-  return inRepo.startsWith('..') ? file : inRepo;
+  return inRepo === '' ? '.' : inRepo.startsWith('..') ? file : inRepo;
 }
 
 /** @param {string} message */

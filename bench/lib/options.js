@@ -1,5 +1,7 @@
 // @ts-check
 /** The benchmark's command line: what to run and how. */
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { MICRO_BENCHMARKS } from '../micro/index.js';
@@ -17,6 +19,7 @@ export const DEFAULT_OUT = fileURLToPath(new URL('../results/latest.json', impor
  * @property {number} durationS  measured seconds per side
  * @property {number} warmupS  uncounted seconds per side before the measured window
  * @property {number} rounds  rounds of a scenario whose proxy is loaded in turn with another's
+ * @property {string | undefined} against  another checkout, built: each scenario's proxy is loaded in turn with its build of the same proxy
  * @property {import('./scenarios.js').ShapeOverrides} overrides
  * @property {number | undefined} threads  passed to the proxy
  * @property {boolean} prof
@@ -49,6 +52,10 @@ Options:
   --warmup S            uncounted warm-up seconds per side (default 1)
   --rounds N            rounds of a scenario compared with another ("in turn"): both proxies are
                         loaded one after the other N times, each window --duration ÷ N (default 3)
+  --against DIR         load each scenario's proxy in turn with the same scenario's proxy as another
+                        checkout built it (DIR holds dist/ from npm run build): two builds compared
+                        in one run; pass-through scenarios are left out, micro-benchmarks measure
+                        this checkout only
   --connections N       connections for every selected scenario (default: the scenario's own)
   --prompt-size BYTES   prompt size for every selected scenario (default: the scenario's own)
   --chunks N            content chunks per streamed answer (default 20, the scenarios' own)
@@ -76,6 +83,7 @@ export function parseOptions(args) {
     durationS: positiveNumber('--duration', values.duration) ?? 5,
     warmupS: positiveNumber('--warmup', values.warmup, { allowZero: true }) ?? 1,
     rounds: positiveInteger('--rounds', values.rounds) ?? 3,
+    against: builtCheckout(values.against),
     overrides: {
       connections: positiveInteger('--connections', values.connections),
       promptBytes: positiveInteger('--prompt-size', values['prompt-size']),
@@ -102,6 +110,7 @@ function parseFlags(args) {
         duration: { type: 'string' },
         warmup: { type: 'string' },
         rounds: { type: 'string' },
+        against: { type: 'string' },
         connections: { type: 'string' },
         'prompt-size': { type: 'string' },
         chunks: { type: 'string' },
@@ -143,18 +152,34 @@ function positiveInteger(flag, value) {
 }
 
 /**
- * The scenarios and micro-benchmarks the names select, in their registry order.
+ * The scenarios and micro-benchmarks the names select, in their registry order. With `against`,
+ * only scenarios whose proxy is svc's: a pass-through scenario is left out, or refused if named.
  * @param {string[]} names
+ * @param {string} [against]
  * @returns {{ scenarios: Scenario[], micro: MicroBenchmark[] }}
  */
-export function selectWork(names) {
-  if (names.length === 0) return { scenarios: SCENARIOS, micro: MICRO_BENCHMARKS };
+export function selectWork(names, against = undefined) {
+  const ours = against === undefined ? SCENARIOS : SCENARIOS.filter((s) => s.through === undefined);
+  if (names.length === 0) return { scenarios: ours, micro: MICRO_BENCHMARKS };
   const known = new Set(['micro', ...SCENARIOS.map((s) => s.name), ...MICRO_BENCHMARKS.map((m) => m.name)]);
   const unknown = names.filter((name) => !known.has(name));
   if (unknown.length > 0) throw new UsageError(`unknown name ${unknown.join(', ')}; choose from ${[...known].join(', ')}`);
   const wanted = new Set(names);
+  const foreign = SCENARIOS.filter((s) => wanted.has(s.name) && !ours.includes(s));
+  if (foreign.length > 0) throw new UsageError(`--against compares two builds of the proxy; ${foreign.map((s) => s.name).join(', ')} measure${foreign.length === 1 ? 's' : ''} a pass-through instead`);
   return {
-    scenarios: SCENARIOS.filter((s) => wanted.has(s.name)),
+    scenarios: ours.filter((s) => wanted.has(s.name)),
     micro: MICRO_BENCHMARKS.filter((m) => wanted.has('micro') || wanted.has(m.name)),
   };
+}
+
+/**
+ * The checkout --against names, as an absolute path; it must hold a built proxy.
+ * @param {string | undefined} value
+ */
+function builtCheckout(value) {
+  if (value === undefined) return undefined;
+  const dir = resolve(value);
+  if (!existsSync(join(dir, 'dist/cli/main.js'))) throw new UsageError(`--against ${value}: no dist/cli/main.js there; build that checkout with npm run build`);
+  return dir;
 }

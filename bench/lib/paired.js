@@ -25,6 +25,7 @@ import { round } from './numbers.js';
  * @property {SideFigures} proxy  that scenario's proxy, over the same rounds
  * @property {RatioSpread} requestsPerSec
  * @property {RatioSpread | null} cpuUsPerRequest  null when a round completed no request
+ * @property {string} [build]  with --against: the checkout whose build of the same scenario's proxy it is
  * @property {string} [profile]  that proxy's .cpuprofile, with --prof
  */
 
@@ -86,15 +87,30 @@ export function mergeWindows(windows) {
 
 /**
  * The comparison of two servers measured in turn.
- * @param {string} scenario  the other scenario
+ * @param {{ scenario: string, build?: string }} other  the other scenario, and the checkout that built its proxy when not this one
  * @param {SideFigures[]} ours
  * @param {SideFigures[]} theirs  the same number of windows, round by round
  * @returns {Versus}
  */
-export function compareInTurn(scenario, ours, theirs) {
+export function compareInTurn(other, ours, theirs) {
   const rates = ours.map((w, i) => ratio(w.requestsPerSec, theirs[i]?.requestsPerSec ?? null));
   const cpu = ours.map((w, i) => ratio(w.cpuUsPerRequest, theirs[i]?.cpuUsPerRequest ?? null));
-  return { scenario, rounds: ours.length, proxy: mergeWindows(theirs), requestsPerSec: spread(rates) ?? { median: 0, min: 0, max: 0 }, cpuUsPerRequest: spread(cpu) };
+  return {
+    scenario: other.scenario,
+    ...(other.build === undefined ? {} : { build: other.build }),
+    rounds: ours.length,
+    proxy: mergeWindows(theirs),
+    requestsPerSec: spread(rates) ?? { median: 0, min: 0, max: 0 },
+    cpuUsPerRequest: spread(cpu),
+  };
+}
+
+/**
+ * What the other side is: `tool-call's proxy`, or `the proxy built in ../old`.
+ * @param {Pick<Versus, 'scenario' | 'build'>} versus
+ */
+export function versusLabel(versus) {
+  return versus.build === undefined ? `${versus.scenario}'s proxy` : `the proxy built in ${versus.build}`;
 }
 
 /**
@@ -140,5 +156,6 @@ function sum(values) {
 export function describeVersus(versus) {
   /** @param {RatioSpread | null} r */
   const figure = (r) => (r === null ? 'n/a' : `${r.median.toFixed(3)}× (${r.min.toFixed(3)}–${r.max.toFixed(3)})`);
-  return `its proxy and ${versus.scenario}'s in turn, ${versus.rounds} round${versus.rounds === 1 ? '' : 's'}: req/s ${figure(versus.requestsPerSec)}, CPU µs/req ${figure(versus.cpuUsPerRequest)}`;
+  const other = versus.build === undefined ? `${versus.scenario}'s` : `the one built in ${versus.build}`;
+  return `its proxy and ${other} in turn, ${versus.rounds} round${versus.rounds === 1 ? '' : 's'}: req/s ${figure(versus.requestsPerSec)}, CPU µs/req ${figure(versus.cpuUsPerRequest)}`;
 }

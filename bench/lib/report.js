@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, release, totalmem } from 'node:os';
 import { dirname } from 'node:path';
-import { describeVersus } from './paired.js';
+import { describeVersus, versusLabel } from './paired.js';
 
 /** @typedef {import('./load-generator.js').LoadResult} LoadResult */
 
@@ -156,9 +156,9 @@ function scenarioNotes(result) {
     notes.push(`${result.name} ${side}: ${non2xx} non-2xx, ${failed} failed, ${truncated} truncated`);
     for (const sample of figures.errorSamples) notes.push(`  ${sample}`);
   }
-  if (result.versus !== undefined) notes.push(`${result.name}: ${describeVersus(result.versus)} (row "versus": ${result.versus.scenario}'s proxy)`);
+  if (result.versus !== undefined) notes.push(`${result.name}: ${describeVersus(result.versus)} (row "versus": ${versusLabel(result.versus)})`);
   if (result.profile !== undefined) notes.push(`${result.name}: proxy CPU profile ${result.profile}`);
-  if (result.versus?.profile !== undefined) notes.push(`${result.name}: ${result.versus.scenario}'s proxy CPU profile ${result.versus.profile}`);
+  if (result.versus?.profile !== undefined) notes.push(`${result.name}: ${versusLabel(result.versus)}: CPU profile ${result.versus.profile}`);
   return notes;
 }
 

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { compareInTurn, describeVersus, inTurn, mergeWindows } from '../../bench/lib/paired.js';
+import { compareInTurn, describeVersus, inTurn, mergeWindows, versusLabel } from '../../bench/lib/paired.js';
 import { SCENARIOS, versusOf } from '../../bench/lib/scenarios.js';
 
 function side(requests: number, seconds: number, cpuUsPerRequest: number | null, p50: number, rss = 100) {
@@ -47,15 +47,21 @@ t.test('windows of one server merge: counts added, rates over the whole time, CP
 t.test('the comparison is the median of the rounds’ own ratios, with their range', (t) => {
   const ours = [side(80, 1, 120, 1), side(40, 1, 240, 1), side(90, 1, 110, 1)];
   const theirs = [side(100, 1, 100, 1), side(50, 1, 200, 1), side(100, 1, 100, 1)];
-  const versus = compareInTurn('tool-call', ours, theirs);
+  const versus = compareInTurn({ scenario: 'tool-call' }, ours, theirs);
   t.equal(versus.scenario, 'tool-call');
+  t.equal(versus.build, undefined, 'this checkout built both');
   t.equal(versus.rounds, 3);
   t.same(versus.requestsPerSec, { median: 0.8, min: 0.8, max: 0.9 }, 'a slow round slows both, and its ratio stays');
   t.same(versus.cpuUsPerRequest, { median: 1.2, min: 1.1, max: 1.2 });
   t.equal(versus.proxy.requests, 250, 'the other server merged over the same rounds');
   t.equal(describeVersus(versus), "its proxy and tool-call's in turn, 3 rounds: req/s 0.800× (0.800–0.900), CPU µs/req 1.200× (1.100–1.200)");
-  const idle = compareInTurn('chat', [side(0, 1, null, 1)], [side(10, 1, 5, 1)]);
+  t.equal(versusLabel(versus), "tool-call's proxy");
+  const idle = compareInTurn({ scenario: 'chat' }, [side(0, 1, null, 1)], [side(10, 1, 5, 1)]);
   t.equal(idle.cpuUsPerRequest, null, 'a round without requests has no CPU ratio');
+  const builds = compareInTurn({ scenario: 'chat', build: '../old' }, ours, theirs);
+  t.equal(builds.build, '../old');
+  t.equal(versusLabel(builds), 'the proxy built in ../old');
+  t.match(describeVersus(builds), /^its proxy and the one built in \.\.\/old in turn, 3 rounds: req\/s 0\.800×/);
   t.end();
 });
 

@@ -55,7 +55,7 @@ interface Scenario {
   reason?: string;
   ratio?: number | null;
   sides?: { direct: Side; proxy: Side };
-  versus?: { scenario: string; rounds: number; proxy: Side; requestsPerSec: Spread; cpuUsPerRequest: Spread | null; profile?: string };
+  versus?: { scenario: string; build?: string; rounds: number; proxy: Side; requestsPerSec: Spread; cpuUsPerRequest: Spread | null; profile?: string };
   profile?: string;
 }
 
@@ -164,4 +164,24 @@ t.test('unknown names are refused with the list of known ones', async (t) => {
   const run = await bench(t, ['no-such-scenario']);
   t.equal(run.code, 2);
   t.match(run.stderr, /unknown name no-such-scenario; choose from .*chat.*dlp-100k.*sse-framer/);
+});
+
+t.test('--against loads a scenario\'s proxy in turn with another checkout\'s build of it', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'bench-test-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  // This checkout against itself: the two sides run the same build.
+  const run = await bench(t, ['chat', '--against', ROOT, '--duration', '1', '--warmup', '0', '--rounds', '2', '--connections', '2', '--json-only', '--out', join(dir, 'out.json')]);
+  t.equal(run.code, 0, run.stderr);
+  const scenario = (JSON.parse(run.stdout) as Report).scenarios[0]!;
+  t.equal(scenario.status, 'ok', scenario.reason ?? 'ran');
+  t.match(scenario.versus, { scenario: 'chat', build: '.', rounds: 2 });
+  t.ok((scenario.versus?.proxy.requests ?? 0) > 0, 'the other build served requests');
+  t.match(run.stderr, /chat: its proxy and the one built in \. in turn, 2 rounds: req\/s [\d.]+×/);
+
+  const passThrough = await bench(t, ['chat-pass-through', '--against', ROOT]);
+  t.equal(passThrough.code, 2);
+  t.match(passThrough.stderr, /--against compares two builds of the proxy; chat-pass-through measures a pass-through instead/);
+  const unbuilt = await bench(t, ['chat', '--against', dir]);
+  t.equal(unbuilt.code, 2);
+  t.match(unbuilt.stderr, /--against .*: no dist\/cli\/main\.js there; build that checkout with npm run build/);
 });
