@@ -11,5 +11,5 @@ export function isPromise<T>(value: MaybePromise<T>): value is Promise<T> {
 
 /** `next` of `value`: at once when `value` is one, after it settles when it is a promise. */
 export function andThen<T, U>(value: MaybePromise<T>, next: (value: T) => MaybePromise<U>): MaybePromise<U> {
-  return value instanceof Promise ? value.then(next) : next(value);
+  return isPromise(value) ? value.then(next) : next(value);
 }

@@ -400,7 +400,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
   }
 
   /** Writes the decide rules' note into a complete successful response (never into a refusal). */
-  private annotate(body: Buffer): Buffer | Promise<Buffer> {
+  private annotate(body: Buffer): MaybePromise<Buffer> {
     const notes = this.req.notes;
     return notes !== null && this.status === 200 && this.ex.enforcement !== 'KILL' ? annotateBody(this.req.kind, body, notes) : body;
   }
@@ -432,7 +432,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
   }
 
   /** A complete response put to the rules that evaluate responses; a refused one replaced by a notice. */
-  private reviewText({ body, parsed }: InspectedBody): Promise<Buffer> | Buffer {
+  private reviewText({ body, parsed }: InspectedBody): MaybePromise<Buffer> {
     if (this.req.responseRules === null) return body;
     return reviewResponse(this.req.kind, body, this.req.responseRules, (record) => this.ex.recordResponseRule(record), parsed ?? undefined);
   }
