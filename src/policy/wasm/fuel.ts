@@ -10,8 +10,9 @@
  * or writing an exported global from JavaScript); its start function, which the host calls once it
  * has given the module fuel; a pair that saves and restores the module's own mutable globals
  * (not the fuel), with which the host rewinds an arena rule after each call; and the line below
- * which the module's writes are watched: restoring the globals answers 1 when memory below it was
- * written since the last restore, else 0. No rule may export these names itself.
+ * which the module's writes are watched: restoring the globals takes the fuel of the next call,
+ * and answers 1 when memory below the line was written since the last restore, else 0. No rule may
+ * export these names itself.
  */
 export const METERING_EXPORTS = {
   setFuel: '__svc_set_fuel',

@@ -103,8 +103,12 @@ interface Arena {
   readonly tail: Uint8Array;
   /** What copying the image back costs a call. */
   readonly rewindFuel: number;
-  /** Restores the globals; answers 1 when the module wrote below `line` since the last restore, else 0. */
-  readonly restoreGlobals: () => number;
+  /**
+   * Restores the globals and fills the fuel with `fuel` for the next call (one call into the
+   * module where two would do); answers 1 when the module wrote below `line` since the last
+   * restore, else 0.
+   */
+  readonly restoreGlobals: (fuel: number) => number;
 }
 
 /** A rule that cannot be used: wrong ABI, missing exports, or it trapped while starting. */
@@ -138,6 +142,8 @@ export class RuleInstance {
   private lastShortText = '';
   /** What the accessors have charged and not yet taken from the fuel. */
   private owed = 0;
+  /** What the last call left of its fuel (below zero: it ran out). */
+  private left = 0;
   /** A view of the memory, made again when a growth replaces (detaches) its buffer. */
   private view: Buffer = Buffer.alloc(0);
   private viewed = new ArrayBuffer(0);
@@ -267,7 +273,9 @@ export class RuleInstance {
     const image = new Uint8Array(bytes.subarray(0, end));
     const line = Math.max(0, end - ALLOCATOR_TAIL);
     (watch as (line: number) => void)(line);
-    return { image, line, tail: image.subarray(line), rewindFuel: (end >>> FUEL_PER_BYTES_SHIFT) + 1, restoreGlobals: restore as () => number };
+    // From now on the fuel of each call is filled as the call before it is rewound.
+    this.fuel.set(this.budget);
+    return { image, line, tail: image.subarray(line), rewindFuel: (end >>> FUEL_PER_BYTES_SHIFT) + 1, restoreGlobals: restore as (fuel: number) => number };
   }
 
   /** Whether this instance is metered (then every call runs on a budget). */
@@ -277,29 +285,25 @@ export class RuleInstance {
 
   /** The fuel the last call spent (0 for a module that is not metered). */
   get spent(): number {
-    return this.fuel === null ? 0 : this.budget - Math.max(this.fuel.get() - this.owed, -1);
+    return this.fuel === null ? 0 : this.budget - Math.max(this.left, -1);
   }
 
   /** Runs the rule; throws when it traps (a growth refused at the memory cap is a trap), runs out of fuel or answers nonsense. */
   evaluate(subject: Subject): RuleOutcome {
     this.subject = subject;
     this.reason = '';
-    this.refuel();
+    this.owed = 0;
+    // An arena rule's fuel was filled when its last call was rewound.
+    if (this.arena === null) this.fuel?.set(this.budget);
     let code: number;
     try {
       code = this.evaluateFn();
-      // Copying an arena rule's started state back is paid from the call's fuel, as a memory.copy is.
-      if (this.arena !== null && this.rewind(this.arena)) this.owed += this.arena.rewindFuel;
-      if (this.owed > 0 && this.settle() < 0) throw new FuelExhaustedError('out of fuel');
     } catch (err) {
-      if (this.arena !== null) this.rewind(this.arena);
-      if (this.exhausted()) throw new FuelExhaustedError(`it ran out of fuel (${this.budget} units) and was stopped`);
-      if (err instanceof RangeError && /call stack/i.test(err.message)) throw new Error(`it overflowed its stack: ${err.message}`);
-      // A grow refused at the cap surfaces as a trap; the memory in use tells the two apart.
-      throw new Error(`it trapped with ${this.memory.buffer.byteLength} of its ${this.capBytes} memory bytes in use: ${(err as Error).message}`);
+      throw this.failure(err as Error);
     } finally {
       this.subject = null;
     }
+    this.finishCall();
     switch (code) {
       case VERDICT_CODES.allow:
         return { action: 'allow', reason: '' };
@@ -310,6 +314,32 @@ export class RuleInstance {
       default:
         throw new Error(`svc_evaluate returned ${code}, which is not a verdict`);
     }
+  }
+
+  /**
+   * After a call that returned: what it left of its fuel, less what the accessors charged and (for
+   * an arena rule) what copying its started state back costs, as a memory.copy pays; throws when
+   * that overdrew it.
+   */
+  private finishCall(): void {
+    if (this.fuel === null) return;
+    this.left = this.fuel.get() - this.owed;
+    if (this.arena !== null && this.rewind(this.arena)) this.left -= this.arena.rewindFuel;
+    if (this.left < 0) throw this.outOfFuel();
+  }
+
+  /** Why a call that threw failed; the rule is put back first (an arena rule's fuel is read before rewinding refills it). */
+  private failure(err: Error): Error {
+    this.left = this.fuel === null ? 0 : this.fuel.get() - this.owed;
+    if (this.arena !== null) this.rewind(this.arena);
+    if (this.fuel !== null && this.left < 0) return this.outOfFuel();
+    if (err instanceof RangeError && /call stack/i.test(err.message)) return new Error(`it overflowed its stack: ${err.message}`);
+    // A grow refused at the cap surfaces as a trap; the memory in use tells the two apart.
+    return new Error(`it trapped with ${this.memory.buffer.byteLength} of its ${this.capBytes} memory bytes in use: ${err.message}`);
+  }
+
+  private outOfFuel(): FuelExhaustedError {
+    return new FuelExhaustedError(`it ran out of fuel (${this.budget} units) and was stopped`);
   }
 
   /** Calls an export while loading: a trap or running out of fuel means the rule cannot be used. */
@@ -330,7 +360,7 @@ export class RuleInstance {
    * wrote into it. Answers whether it copied.
    */
   private rewind(arena: Arena): boolean {
-    const wroteBelow = arena.restoreGlobals() !== 0 || this.hostWroteBelow;
+    const wroteBelow = arena.restoreGlobals(this.budget) !== 0 || this.hostWroteBelow;
     if (!wroteBelow) {
       this.bytes().set(arena.tail, arena.line);
       return false;

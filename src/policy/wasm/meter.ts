@@ -409,10 +409,12 @@ function addGlobalsSnapshot(mod: binaryen.Module, globals: readonly binaryen.Glo
   });
   mod.addFunction('svc$save_globals', binaryen.none, binaryen.none, [], mod.block(null, save, binaryen.none));
   mod.addFunctionExport('svc$save_globals', METERING_EXPORTS.saveGlobals);
-  // Restoring answers whether memory below the watch line was written since the last restore, and forgets it.
+  // Restoring fills the fuel for the next call with its argument, and answers whether memory below
+  // the watch line was written since the last restore, and forgets it.
   const written = mod.global.get(WRITTEN, binaryen.i32);
-  restore.push(mod.global.set(WRITTEN, mod.i32.const(0)));
-  mod.addFunction('svc$restore_globals', binaryen.none, binaryen.i32, [binaryen.i32], mod.block(null, [mod.local.set(0, written), ...restore, mod.local.get(0, binaryen.i32)], binaryen.i32));
+  restore.push(mod.global.set(WRITTEN, mod.i32.const(0)), mod.global.set(FUEL, mod.local.get(0, binaryen.i32)));
+  const body = mod.block(null, [mod.local.set(1, written), ...restore, mod.local.get(1, binaryen.i32)], binaryen.i32);
+  mod.addFunction('svc$restore_globals', binaryen.i32, binaryen.i32, [binaryen.i32], body);
   mod.addFunctionExport('svc$restore_globals', METERING_EXPORTS.restoreGlobals);
   mod.addFunction('svc$watch_below', binaryen.i32, binaryen.none, [], mod.block(null, [mod.global.set(WATCH_LINE, mod.local.get(0, binaryen.i32)), mod.global.set(WRITTEN, mod.i32.const(0))], binaryen.none));
   mod.addFunctionExport('svc$watch_below', METERING_EXPORTS.watchBelow);
