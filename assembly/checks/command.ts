@@ -28,16 +28,17 @@ function isArgv(value: string): bool {
 export function shellCommands(): string[][] {
   const out = new Array<string[]>();
   if (kind() != Kind.ToolCall) return out;
-  if (inputIsText()) {
-    const lines = textCommands();
-    for (let i = 0; i < lines.length; i++) addLine(out, lines[i], 0);
-    return out;
-  }
+  // No argument is answered for a raw-text input, so the common case, a JSON object with a
+  // command, never asks for the input's form.
   let command = argument("command");
   if (command == null) command = argument("cmd");
   if (command == null) command = argument("script");
-  if (command == null) return out;
-  if (isArgv(command)) addCommand(out, jsonStrings(command), 0);
-  else addLine(out, command, 0);
+  if (command != null) {
+    if (isArgv(command)) addCommand(out, jsonStrings(command), 0);
+    else addLine(out, command, 0);
+  } else if (inputIsText()) {
+    const lines = textCommands();
+    for (let i = 0; i < lines.length; i++) addLine(out, lines[i], 0);
+  }
   return out;
 }
