@@ -105,8 +105,8 @@ interface Arena {
   readonly rewindFuel: number;
   /**
    * Restores the globals and fills the fuel with `fuel` for the next call (one call into the
-   * module where two would do); answers 1 when the module wrote below `line` since the last
-   * restore, else 0.
+   * module instead of two); answers 1 when the module wrote below `line` since the last restore,
+   * else 0.
    */
   readonly restoreGlobals: (fuel: number) => number;
 }
