@@ -1,4 +1,4 @@
-import { argument, commands, inputIsText, jsonStrings, Kind, kind, shellScript, textCommands } from "../sdk";
+import { argument, commandsInto, inputIsText, jsonStrings, Kind, kind, shellScript, textCommands } from "../sdk";
 
 /** How deep shells started with `-c` inside one another are followed. */
 const MAX_NESTED_SHELLS: i32 = 3;
@@ -9,9 +9,20 @@ function addCommand(out: string[][], words: string[], depth: i32): void {
   if (script != null && depth < MAX_NESTED_SHELLS) addLine(out, script, depth + 1);
 }
 
+/** Adds the commands of `line`, each followed by those of the shell script it starts, if any. */
 function addLine(out: string[][], line: string, depth: i32): void {
-  const all = commands(line);
-  for (let i = 0; i < all.length; i++) addCommand(out, all[i], depth);
+  const first = out.length;
+  commandsInto(line, out);
+  if (depth >= MAX_NESTED_SHELLS) return;
+  for (let i = first; i < out.length; i++) {
+    const script = shellScript(out[i]);
+    if (script == null) continue;
+    // The script's commands go right after the command that starts it, as the shell runs them.
+    const rest = out.splice(i + 1, out.length - i - 1);
+    addLine(out, script, depth + 1);
+    i = out.length - 1;
+    for (let j = 0; j < rest.length; j++) out.push(rest[j]);
+  }
 }
 
 /** An argv array as the host passes a non-string argument: JSON text such as `["git","push"]`. */

@@ -2,7 +2,7 @@
 import { hostArgumentLength, hostArgumentRead, hostFieldLength, hostFieldRead, hostKind, hostSetReason } from "./host";
 import { stringLiterals } from "./literals";
 
-export { words, commands, baseName, commandStart, shellScript } from "./shell";
+export { words, commands, commandsInto, baseName, commandStart, shellScript } from "./shell";
 export { jsonStrings, stringLiterals } from "./literals";
 
 /** The ABI this SDK speaks; the host refuses a module whose `svc_abi_version` differs. */

@@ -56,7 +56,11 @@ function unitAt(line: string, i: i32): i32 {
  * taken as one substring, so a typical command costs a handful of allocations.
  */
 export function commands(line: string): string[][] {
-  const out = new Array<string[]>();
+  return commandsInto(line, new Array<string[]>());
+}
+
+/** As `commands`, added to `out`, which it answers: gathering the commands of several lines makes no array per line. */
+export function commandsInto(line: string, out: string[][]): string[][] {
   let current = new Array<string>();
   let word = "";
   let inWord = false;

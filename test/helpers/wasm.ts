@@ -84,6 +84,17 @@ export function svc_evaluate(): i32 {
   for (let i = 0; i < all.length; i++) out.push("[" + all[i].join("][") + "]");
   return block(out.join(";"));
 }`,
+  /** Reports, as its block reason, the example checks' \`shellCommands()\` of the call: each word in brackets, commands apart by ";". */
+  'lists-shell-commands': `
+import { block } from "SDK";
+import { shellCommands } from "CHECKS/command";
+export { svc_abi_version } from "SDK";
+export function svc_evaluate(): i32 {
+  const all = shellCommands();
+  const out = new Array<string>();
+  for (let i = 0; i < all.length; i++) out.push("[" + all[i].join("][") + "]");
+  return block(out.join(";"));
+}`,
   /** Allocates without bound on a \`hog\` tool call. */
   'memory-hog': `
 import { toolName } from "SDK";
@@ -152,11 +163,12 @@ export function svc_evaluate(): i32 {
 export type ExampleRule = 'index' | 'destructive-shell' | 'latest-image' | 'force-push';
 export type TestRule = keyof typeof TEST_RULES;
 
-/** Writes a test rule's source into `dir`, its SDK imports pointing at assembly/sdk; returns its path. */
+/** Writes a test rule's source into `dir`, its imports of the SDK and of the example checks pointing at assembly/; returns its path. */
 async function writeTestRule(dir: string, name: TestRule): Promise<string> {
   const src = join(dir, `${name}.ts`);
   const sdk = relative(dir, join(ASSEMBLY, 'sdk/index')).replace(/\\/g, '/');
-  await writeFile(src, TEST_RULES[name].replaceAll('"SDK"', JSON.stringify(sdk)));
+  const checks = relative(dir, join(ASSEMBLY, 'checks')).replace(/\\/g, '/');
+  await writeFile(src, TEST_RULES[name].replaceAll('"SDK"', JSON.stringify(sdk)).replaceAll('"CHECKS/', `"${checks}/`));
   return src;
 }
 

@@ -9,7 +9,7 @@ import { compileRules, shellCall } from '../../helpers/wasm.js';
 // Every rule is metered when it loads (binaryen in a child process): slow on a loaded machine.
 t.setTimeout(600_000);
 
-const rules = await compileRules(t, ['splits-command']);
+const rules = await compileRules(t, ['splits-command', 'lists-shell-commands']);
 const runner = new WasmRuleRunner({ memoryCapPages: 256, failurePolicy: 'closed', logger: createLogger('silent') });
 t.teardown(() => runner.close());
 const bytes = new Uint8Array(await readFile(rules['splits-command']));
@@ -48,4 +48,33 @@ t.test('the SDK splits a command line into simple commands and words as a POSIX 
     ['\u007f\u0001 z', '[\u007f\u0001][z]'],
   ];
   for (const [line, expected] of cases) t.equal(await split(line), expected, printable(line));
+});
+
+t.test("the example checks' shellCommands follow shells started with -c, each script's commands right after the command that starts it, three deep", async (t) => {
+  const listed = new Uint8Array(await readFile(rules['lists-shell-commands']));
+  const lists = buildSnapshot([{ name: 'lists-shell-commands', priority: 10, sha256: sha256(listed), bytes: listed }]);
+  const list = async (ctx: ReturnType<typeof shellCall>) => {
+    const decision = await runner.evaluate(lists, ctx);
+    return decision.action === 'block' ? decision.reason : `<${decision.action}>`;
+  };
+  const cases: Array<[string, string]> = [
+    ["bash -lc 'git push -f origin main'", '[bash][-lc][git push -f origin main];[git][push][-f][origin][main]'],
+    ['sh -c "rm -rf ~"; rm -rf /', '[sh][-c][rm -rf ~];[rm][-rf][~];[rm][-rf][/]'],
+    [`bash -c 'sh -c "ls; pwd"' && echo done`, '[bash][-c][sh -c "ls; pwd"];[sh][-c][ls; pwd];[ls];[pwd];[echo][done]'],
+    ['ls; bash -c "a; b"; c', '[ls];[bash][-c][a; b];[a];[b];[c]'],
+  ];
+  for (const [line, expected] of cases) t.equal(await list(shellCall(line)), expected, line);
+  t.equal(
+    await list({ ...shellCall(''), toolArguments: JSON.stringify({ command: ['bash', '-lc', 'git status; git push -f'] }) }),
+    '[bash][-lc][git status; git push -f];[git][status];[git][push][-f]',
+    'an argv array, and the script it hands a shell',
+  );
+  // Each level quotes the one inside it: sh -c "sh -c \"…\"".
+  const nested = (levels: number): string => (levels === 0 ? 'ls' : `sh -c "${nested(levels - 1).replace(/["\\]/g, '\\$&')}"`);
+  const three = (await list(shellCall(nested(3)))).split(';');
+  t.equal(three.length, 4, 'three shells deep, the innermost command is listed');
+  t.equal(three.at(-1), '[ls]');
+  const four = (await list(shellCall(nested(4)))).split(';');
+  t.equal(four.length, 4, 'four deep, the fourth script is not followed');
+  t.equal(four.at(-1), '[sh][-c][ls]');
 });
