@@ -15,6 +15,11 @@ interface Teardown {
 
 export const ASSEMBLY = fileURLToPath(new URL('../../assembly/', import.meta.url));
 
+/** AssemblyScript that blocks with the commands in \`all\` as its reason: each word in brackets, commands apart by ";". */
+const BLOCK_WITH_COMMANDS = `  const out = new Array<string>();
+  for (let i = 0; i < all.length; i++) out.push("[" + all[i].join("][") + "]");
+  return block(out.join(";"));`;
+
 /** Rules written only for tests, each a misbehaviour the host must survive. */
 const TEST_RULES = {
   /** Spins forever on a `spin` tool call, allows everything else. */
@@ -80,9 +85,7 @@ import { argument, block, commands } from "SDK";
 export { svc_abi_version } from "SDK";
 export function svc_evaluate(): i32 {
   const all = commands(argument("command")!);
-  const out = new Array<string>();
-  for (let i = 0; i < all.length; i++) out.push("[" + all[i].join("][") + "]");
-  return block(out.join(";"));
+${BLOCK_WITH_COMMANDS}
 }`,
   /** Reports, as its block reason, the example checks' \`shellCommands()\` of the call: each word in brackets, commands apart by ";". */
   'lists-shell-commands': `
@@ -91,9 +94,7 @@ import { shellCommands } from "CHECKS/command";
 export { svc_abi_version } from "SDK";
 export function svc_evaluate(): i32 {
   const all = shellCommands();
-  const out = new Array<string>();
-  for (let i = 0; i < all.length; i++) out.push("[" + all[i].join("][") + "]");
-  return block(out.join(";"));
+${BLOCK_WITH_COMMANDS}
 }`,
   /** Allocates without bound on a \`hog\` tool call. */
   'memory-hog': `

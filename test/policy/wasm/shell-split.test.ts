@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { createLogger } from '../../../src/lib/logger.js';
 import { sha256 } from '../../../src/policy/wasm/rule-files.js';
 import { WasmRuleRunner } from '../../../src/policy/wasm/runner.js';
-import { buildSnapshot } from '../../../src/policy/wasm/snapshot.js';
+import { buildSnapshot, type RuleSetSnapshot } from '../../../src/policy/wasm/snapshot.js';
 import { compileRules, shellCall } from '../../helpers/wasm.js';
 
 // Every rule is metered when it loads (binaryen in a child process): slow on a loaded machine.
@@ -12,8 +12,18 @@ t.setTimeout(600_000);
 const rules = await compileRules(t, ['splits-command', 'lists-shell-commands']);
 const runner = new WasmRuleRunner({ memoryCapPages: 256, failurePolicy: 'closed', logger: createLogger('silent') });
 t.teardown(() => runner.close());
-const bytes = new Uint8Array(await readFile(rules['splits-command']));
-const set = buildSnapshot([{ name: 'splits-command', priority: 10, sha256: sha256(bytes), bytes }]);
+async function setOf(name: keyof typeof rules): Promise<RuleSetSnapshot> {
+  const bytes = new Uint8Array(await readFile(rules[name]));
+  return buildSnapshot([{ name, priority: 10, sha256: sha256(bytes), bytes }]);
+}
+
+/** What a rule that blocks with its findings as the reason answers on `ctx`. */
+async function reasonOf(set: RuleSetSnapshot, ctx: ReturnType<typeof shellCall>): Promise<string> {
+  const decision = await runner.evaluate(set, ctx);
+  return decision.action === 'block' ? decision.reason : `<${decision.action}>`;
+}
+
+const set = await setOf('splits-command');
 
 /** A test's name: every character outside printable ASCII as its escape (a raw line separator would end the TAP line). */
 function printable(line: string): string {
@@ -21,9 +31,8 @@ function printable(line: string): string {
 }
 
 /** The SDK's `commands()` of a command line, as the rule reports it. */
-async function split(line: string): Promise<string> {
-  const decision = await runner.evaluate(set, shellCall(line));
-  return decision.action === 'block' ? decision.reason : `<${decision.action}>`;
+function split(line: string): Promise<string> {
+  return reasonOf(set, shellCall(line));
 }
 
 t.test('the SDK splits a command line into simple commands and words as a POSIX shell does', async (t) => {
@@ -51,12 +60,8 @@ t.test('the SDK splits a command line into simple commands and words as a POSIX 
 });
 
 t.test("the example checks' shellCommands follow shells started with -c, each script's commands right after the command that starts it, three deep", async (t) => {
-  const listed = new Uint8Array(await readFile(rules['lists-shell-commands']));
-  const lists = buildSnapshot([{ name: 'lists-shell-commands', priority: 10, sha256: sha256(listed), bytes: listed }]);
-  const list = async (ctx: ReturnType<typeof shellCall>) => {
-    const decision = await runner.evaluate(lists, ctx);
-    return decision.action === 'block' ? decision.reason : `<${decision.action}>`;
-  };
+  const lists = await setOf('lists-shell-commands');
+  const list = (ctx: ReturnType<typeof shellCall>) => reasonOf(lists, ctx);
   const cases: Array<[string, string]> = [
     ["bash -lc 'git push -f origin main'", '[bash][-lc][git push -f origin main];[git][push][-f][origin][main]'],
     ['sh -c "rm -rf ~"; rm -rf /', '[sh][-c][rm -rf ~];[rm][-rf][~];[rm][-rf][/]'],
