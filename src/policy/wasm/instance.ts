@@ -292,9 +292,9 @@ export class RuleInstance {
   evaluate(subject: Subject): RuleOutcome {
     this.subject = subject;
     this.reason = '';
-    this.owed = 0;
     // An arena rule's fuel was filled when its last call was rewound.
-    if (this.arena === null) this.fuel?.set(this.budget);
+    if (this.arena === null) this.refuel();
+    else this.owed = 0;
     let code: number;
     try {
       code = this.evaluateFn();
