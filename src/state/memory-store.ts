@@ -2,6 +2,7 @@ import { CallCounters } from './call-counters.js';
 import { LruCache } from './lru-cache.js';
 import { toMicros } from './micros.js';
 import { COUNTER_GRACE_MS, periodOf, type Period } from './periods.js';
+import { SettledIds } from './settled-ids.js';
 import {
   resolveLedgerOptions,
   type BudgetSnapshot,
@@ -19,7 +20,17 @@ import { capsOf, decide, toSnapshot, type Totals } from './verdict.js';
 export interface MemoryStoreOptions extends LedgerOptions {
   /** Bound of the response cache, least recently used evicted first. Default 64 MiB. */
   cacheMaxBytes?: number;
+  /** How many settled ids the store remembers at most, across workspaces, the oldest forgotten first. Default 16,384. */
+  maxSettledIds?: number;
 }
+
+/**
+ * A settled id only has to outlive the settles that could repeat it, and in one process those are
+ * the same request's: far fewer than this many. Without a bound the ids grow with the request
+ * rate (at 12,000 requests a second, 15 minutes of them is about a gigabyte). Forgetting an id
+ * early can only charge a repeat of it twice, never let spend through uncounted.
+ */
+const DEFAULT_MAX_SETTLED_IDS = 16_384;
 
 interface Reservation {
   micros: number;
@@ -41,8 +52,8 @@ interface Ledger {
   counters: Map<string, Counter>;
   /** Reservations by id. One TTL for all, so insertion order is expiry order. */
   held: Map<string, Reservation>;
-  /** Settled ids → when they are forgotten; insertion order is expiry order. */
-  settled: Map<string, number>;
+  /** Settled ids, until the store's `SettledIds` forgets them. */
+  settled: Set<string>;
 }
 
 const SWEEP_INTERVAL_MS = 60_000;
@@ -56,6 +67,7 @@ export class MemoryStore implements Store {
   private readonly ledgers = new Map<string, Ledger>();
   private readonly cache: LruCache;
   private readonly calls = new CallCounters();
+  private readonly settled: SettledIds;
   private sweptAt = 0;
 
   constructor(opts: MemoryStoreOptions = {}) {
@@ -64,6 +76,7 @@ export class MemoryStore implements Store {
     // of ids at 100 requests a second would hold most of a gigabyte.
     this.ledgerOptions = resolveLedgerOptions({ ...opts, settledTtlMs: opts.settledTtlMs ?? 0 });
     this.cache = new LruCache(opts.cacheMaxBytes ?? 64 * 1024 * 1024);
+    this.settled = new SettledIds(opts.maxSettledIds ?? DEFAULT_MAX_SETTLED_IDS);
   }
 
   async countCall(req: CallCountRequest): Promise<CallCountResult> {
@@ -94,7 +107,7 @@ export class MemoryStore implements Store {
       take(ledger, reservation, now);
     }
     add(ledger, 'spent', reservation?.period ?? periodOf(now), micros, now);
-    ledger.settled.set(req.id, now + this.ledgerOptions.settledTtlMs);
+    this.settled.remember(ledger.settled, req.id, now + this.ledgerOptions.settledTtlMs);
   }
 
   release(req: Omit<SettleRequest, 'actualUsd'>): Promise<void> {
@@ -118,11 +131,13 @@ export class MemoryStore implements Store {
   }
 
   async close(): Promise<void> {
+    this.settled.clear();
     this.ledgers.clear();
   }
 
   /** The workspace's ledger with its expired entries gone; once a minute, idle ledgers are tidied too. */
   private ledger(workspace: string, now: number): Ledger {
+    this.settled.expire(now);
     if (now - this.sweptAt >= SWEEP_INTERVAL_MS) {
       this.sweptAt = now;
       for (const [ws, ledger] of this.ledgers) {
@@ -132,7 +147,7 @@ export class MemoryStore implements Store {
     }
     let ledger = this.ledgers.get(workspace);
     if (ledger === undefined) {
-      ledger = { counters: new Map(), held: new Map(), settled: new Map() };
+      ledger = { counters: new Map(), held: new Map(), settled: new Set() };
       this.ledgers.set(workspace, ledger);
     } else {
       expire(ledger, now, false);
@@ -177,16 +192,12 @@ function take(ledger: Ledger, reservation: Reservation, now: number): void {
   }
 }
 
-/** Releases reservations whose TTL is up and forgets old settled ids (and, when asked, expired counters). */
+/** Releases reservations whose TTL is up (and, when asked, drops expired counters). */
 function expire(ledger: Ledger, now: number, counters: boolean): void {
   for (const [id, reservation] of ledger.held) {
     if (reservation.expiresAt > now) break;
     ledger.held.delete(id);
     take(ledger, reservation, now);
-  }
-  for (const [id, forgetAt] of ledger.settled) {
-    if (forgetAt > now) break;
-    ledger.settled.delete(id);
   }
   if (counters) for (const [id, counter] of ledger.counters) if (counter.expiresAt <= now) ledger.counters.delete(id);
 }

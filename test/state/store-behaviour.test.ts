@@ -183,6 +183,38 @@ t.test('MemoryStore', async (t) => {
     await settle(NOON + 60_000);
     t.equal((await store.snapshot(ws, NOON + 60_000)).spentTodayUsd, 0.2, 'past it the id is forgotten');
   });
+
+  t.test('remembers at most maxSettledIds settled ids across workspaces, forgetting the oldest first', async (t) => {
+    const store = new MemoryStore({ maxSettledIds: 3 });
+    t.teardown(() => store.close());
+    const [first, second] = [workspace(), workspace()];
+    const settle = (ws: string, id: string) => store.settle({ workspace: ws, id, actualUsd: 0.1, now: NOON });
+    const spent = async (ws: string) => (await store.snapshot(ws, NOON)).spentTodayUsd;
+    await settle(first, 'a');
+    for (const id of ['b', 'c', 'd']) await settle(second, id);
+    for (const id of ['b', 'c', 'd']) await settle(second, id);
+    t.equal(await spent(second), 0.3, 'the latest ids are remembered');
+    await settle(first, 'a');
+    t.equal(await spent(first), 0.2, "the oldest is forgotten past the bound, whichever workspace's: a repeat of it is charged again");
+    const reserved = await store.reserve({ workspace: first, id: 'a', amountUsd: 1, dailyCapUsd: 10, enforce: true, now: NOON });
+    t.equal(reserved.allowed, true);
+    t.equal((await store.snapshot(first, NOON)).reservedTodayUsd, 0, 'a reserve of a remembered id holds nothing');
+  });
+
+  t.test('ids forgotten at their TTL make room under the bound', async (t) => {
+    const store = new MemoryStore({ maxSettledIds: 2, reservationTtlMs: 60_000 });
+    t.teardown(() => store.close());
+    const ws = workspace();
+    const settle = (id: string, now: number) => store.settle({ workspace: ws, id, actualUsd: 0.1, now });
+    await settle('a', NOON);
+    await settle('b', NOON);
+    const later = NOON + 60_000;
+    await settle('c', later);
+    await settle('d', later);
+    await settle('c', later);
+    await settle('d', later);
+    t.equal((await store.snapshot(ws, later)).spentTodayUsd, 0.4, 'both new ids are remembered');
+  });
 });
 
 t.test('RedisStore', async (t) => {
