@@ -12,7 +12,7 @@ export interface TraceSinkOptions {
   maxFileBytes?: number;
   /** Rotated files kept besides the current one. */
   maxFiles?: number;
-  /** How often queued records are written. */
+  /** How often queued records are written (and whenever 512 are queued). */
   flushIntervalMs?: number;
   /** Records queued for the file at most; past it the oldest tenth queued is dropped and counted. */
   maxQueued?: number;
@@ -20,6 +20,9 @@ export interface TraceSinkOptions {
   forward?: (trace: TraceRecord) => void;
   logger?: Logger;
 }
+
+/** Records queued that are written without waiting for the timer. */
+const FLUSH_AT_RECORDS = 512;
 
 /** Where a proxy's settled requests go: the trace sink, or from another I/O thread the way to it. */
 export interface TraceOutlet {
@@ -31,7 +34,8 @@ export interface TraceOutlet {
 
 /**
  * Keeps the latest traces in a bounded ring (when asked) and appends every record as one JSON line under
- * `dir`, serialised and written in batches on a timer so the request path only pushes to arrays.
+ * `dir`, serialised and written in batches (on a timer, or as soon as one is full) so the request
+ * path only pushes to arrays.
  */
 export class TraceSink implements TraceOutlet {
   readonly file: string | undefined;
@@ -75,7 +79,9 @@ export class TraceSink implements TraceOutlet {
       this.dropped += drop;
       this.options.logger?.warn({ dropped: drop, totalDropped: this.dropped }, 'trace file queue full (the disk is not taking writes); the oldest records were dropped');
     }
-    this.queue.push(trace);
+    // A full batch goes at once: records kept longer outlive the young generation, and the old
+    // one grows with the request rate.
+    if (this.queue.push(trace) === FLUSH_AT_RECORDS) void this.flush();
   }
 
   /** The records in memory, oldest first. */

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { readFile, readdir } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { TraceSink } from '../../src/traces/sink.js';
 import type { TraceRecord } from '../../src/traces/trace.js';
 import { traceRecord } from '../helpers/traces.js';
@@ -48,4 +49,20 @@ t.test('a queue past its bound drops the oldest and counts them', async (t) => {
   await large.close();
   const written = (await readFile(`${dir}/traces.jsonl`, 'utf8')).trim().split('\n').map((l) => JSON.parse(l).id);
   t.same([written.length, written[0], written.at(-1)], [91, 'tr_10', 'tr_100'], 'the newest are kept, in order');
+});
+
+t.test('a full batch of 512 records is written at once, not at the next tick of the timer', async (t) => {
+  const dir = t.testdir();
+  const sink = new TraceSink({ dir, flushIntervalMs: 3_600_000 });
+  t.teardown(() => sink.close());
+  for (let i = 0; i < 511; i++) sink.record(record(i));
+  await sleep(50);
+  t.equal(await readFile(`${dir}/traces.jsonl`, 'utf8').catch(() => null), null, 'fewer wait for the timer');
+  sink.record(record(511));
+  const lines = async (): Promise<string[]> => (await readFile(`${dir}/traces.jsonl`, 'utf8').catch(() => '')).split('\n').filter((l) => l !== '');
+  // Waits for the write the 512th record started; the timer would not fire for an hour.
+  for (let tries = 0; (await lines()).length === 0 && tries < 2_000; tries++) await sleep(5);
+  const written = await lines();
+  t.equal(written.length, 512);
+  t.equal(JSON.parse(written.at(-1)!).id, 'tr_511');
 });
