@@ -32,3 +32,28 @@ t.test('entries expire; replacing one frees its bytes; an oversized value is not
   t.equal(cache.get('huge', 1), undefined);
   t.ok(cache.get('k', 1), 'storing an oversized value evicted nothing');
 });
+
+t.test('over a long run of reads and writes it keeps exactly the most recently used entries', async (t) => {
+  const entryBytes = 1 + 100 + 64; // a one-character key, the value, the bookkeeping
+  const cache = new LruCache(50 * entryBytes);
+  const reference: string[] = []; // least recently used first
+  const touch = (key: string) => {
+    const at = reference.indexOf(key);
+    if (at >= 0) reference.splice(at, 1);
+    reference.push(key);
+  };
+  let seed = 7;
+  const random = () => (seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647;
+  for (let i = 0; i < 20_000; i++) {
+    const key = String.fromCharCode(65 + Math.floor(random() * 58));
+    if (random() < 0.5) {
+      if (cache.get(key, 0) !== undefined) touch(key);
+    } else {
+      cache.set(key, Buffer.alloc(100 - key.length), 60_000, 0);
+      touch(key);
+      if (reference.length > 50) reference.shift();
+    }
+  }
+  t.equal(cache.size, reference.length);
+  t.ok(reference.every((key) => cache.get(key, 0) !== undefined), 'every entry the reference keeps is there');
+});
