@@ -13,6 +13,7 @@ import { ProxyMetrics } from '../metrics.js';
 import type { ClusterView, ProxyServer, ThreadState } from '../server.js';
 import type { HubApi, ThreadApi, ThreadData } from './api.js';
 import { BusyWatch } from './busy-watch.js';
+import { IdleCores } from './idle-cores.js';
 
 // Running from source (tests) the thread is TypeScript too; workers inherit the loader in execArgv.
 const THREAD_URL = new URL(import.meta.url.endsWith('.ts') ? './thread.ts' : './thread.js', import.meta.url);
@@ -28,7 +29,7 @@ export interface IoThreadGroupOptions {
   readonly server: ProxyServer;
   /** I/O threads started at once, this one included. */
   readonly initial: number;
-  /** The most I/O threads, this one included: more start while the main thread stays busy (BusyWatch). */
+  /** The most I/O threads, this one included: more start while the main thread stays busy and a core is idle (BusyWatch). */
   readonly max: number;
   readonly host: string;
   /** The port claimed for the process (claimPort). */
@@ -157,17 +158,25 @@ export class IoThreadGroup implements ClusterView {
     );
   }
 
-  /** Samples the main thread's event loop each second and starts a thread while it stays busy. */
+  /**
+   * Samples the main thread's event loop and the machine's idle cores each second, and starts a
+   * thread while the loop stays busy and a core is free.
+   */
   private watchLoad(): NodeJS.Timeout {
     const watch = new BusyWatch();
+    const idle = new IdleCores();
     let last = performance.eventLoopUtilization();
     const timer = setInterval(() => {
       const now = performance.eventLoopUtilization();
-      const busy = watch.sample(performance.eventLoopUtilization(now, last).utilization, this.server.inflightCount);
+      const verdict = watch.sample(performance.eventLoopUtilization(now, last).utilization, this.server.inflightCount, idle.sample());
       last = now;
-      if (!busy || this.closing || this.size + this.spawning.size >= this.options.max) return;
+      if (verdict === null || this.closing || this.size + this.spawning.size >= this.options.max) return;
+      if (verdict === 'no-idle-core') {
+        this.options.logger.info({ threads: this.size }, 'the main thread is busy but no core is free: not starting another I/O thread');
+        return;
+      }
       const index = this.freeIndex();
-      this.options.logger.info({ ioThread: index, threads: this.size + 1 }, 'the main thread is busy: starting another I/O thread');
+      this.options.logger.info({ ioThread: index, threads: this.size + 1 }, 'the main thread is busy and a core is free: starting another I/O thread');
       this.spawn(index).catch((err: unknown) => this.options.logger.error({ err, ioThread: index }, 'I/O thread could not start'));
     }, 1000);
     timer.unref();
