@@ -26,7 +26,7 @@ program
   .option('--config <file>', 'JSON config file (SVC_CONFIG)')
   .option('--upstream-url <url>', 'send every provider\'s traffic to this base URL (SVC_UPSTREAM_URL)')
   .option('--threads <n>', 'policy worker threads (SVC_THREADS, default cores - 1)')
-  .option('--io-threads <n>', 'threads serving the port, sharing budgets, caps, holds and traces (SVC_IO_THREADS, default the cores)')
+  .option('--io-threads <n|auto>', 'threads serving the port, sharing budgets, caps, holds and traces (SVC_IO_THREADS, default auto: one, then up to one per core while the main thread stays busy and a core is idle)')
   .option('--valkey-url <url>', 'Redis/Valkey URL of the shared store (SVC_VALKEY_URL)')
   .option('--control-plane-url <url>', 'take the config from this control plane and ship traces to it (SVC_CONTROL_PLANE_URL)')
   .option('--api-key <key>', "the gateway's gwt_ token (it names the gateway), or a workspace vk_ key, for the control plane (SVC_API_KEY)")
