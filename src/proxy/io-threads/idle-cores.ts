@@ -11,9 +11,13 @@ export class IdleCores {
     this.last = sum(read());
   }
 
-  /** Idle cores since the previous call (since construction for the first). */
+  /**
+   * Idle cores since the previous call (since construction for the first). Infinity when the
+   * system gives no per-CPU counters (some containers): unknown does not hold a thread back.
+   */
   sample(): number {
     const now = sum(this.read());
+    if (now.cores === 0) return Number.POSITIVE_INFINITY;
     const total = now.total - this.last.total;
     const idle = now.idle - this.last.idle;
     this.last = now;

@@ -18,6 +18,10 @@ t.test('idle cores between readings, from the per-CPU counters', async (t) => {
   t.equal(idle.sample(), 0, 'no time read as no idle core');
 });
 
+t.test('a system that gives no per-CPU counters reads as unknown, which holds no thread back', async (t) => {
+  t.equal(new IdleCores(() => []).sample(), Number.POSITIVE_INFINITY);
+});
+
 t.test('reads this machine', async (t) => {
   const idle = new IdleCores();
   const sample = idle.sample();
