@@ -223,7 +223,7 @@ function opponentOf(scenario, against) {
  * @param {BenchOptions} options
  * @param {string} svcHome
  * @param {string | undefined} profile  where node --cpu-prof writes the profile, if wanted
- * @param {number} ioThreads  the proxy's --io-threads
+ * @param {number | 'auto'} ioThreads  the proxy's --io-threads
  * @param {string} [valkeyUrl]  the Redis the proxy meters against, when the scenario wants one
  * @param {string} [wasmDir]  the folder of installed WASM rules, when the scenario wants some
  */

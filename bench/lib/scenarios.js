@@ -22,7 +22,7 @@
  * @property {(shape: Shape) => LoadRequest} request
  * @property {'redis'} [store]  the proxy meters against a redis-server started for the scenario
  * @property {number} [wasmRules]  the proxy runs with this many WASM rules installed
- * @property {number} [ioThreads]  the proxy's --io-threads (default 1)
+ * @property {number | 'auto'} [ioThreads]  the proxy's --io-threads (default 1)
  * @property {'pass-through'} [through]  the proxy side is bench/yardstick/pass-through.js, not svc
  * @property {string} [versus]  the scenario whose proxy this one's is loaded in turn with (same request and shape)
  */
@@ -121,6 +121,14 @@ export const SCENARIOS = [
     shape: { connections: 50, promptBytes: KB, chunks: null },
     request: openaiChat,
     ioThreads: 2,
+    versus: 'chat',
+  },
+  {
+    name: 'chat-auto',
+    description: "as chat, with --io-threads auto, the proxy's default (its proxy and chat's in turn)",
+    shape: { connections: 50, promptBytes: KB, chunks: null },
+    request: openaiChat,
+    ioThreads: 'auto',
     versus: 'chat',
   },
   {
