@@ -166,15 +166,19 @@ export class IoThreadGroup implements ClusterView {
     const watch = new BusyWatch();
     const idle = new IdleCores();
     let last = performance.eventLoopUtilization();
+    // Said once until a thread starts: a machine saturated for hours would say it every 3 s.
+    let declined = false;
     const timer = setInterval(() => {
       const now = performance.eventLoopUtilization();
       const verdict = watch.sample(performance.eventLoopUtilization(now, last).utilization, this.server.inflightCount, idle.sample());
       last = now;
       if (verdict === null || this.closing || this.size + this.spawning.size >= this.options.max) return;
       if (verdict === 'no-idle-core') {
-        this.options.logger.info({ threads: this.size }, 'the main thread is busy but no core is free: not starting another I/O thread');
+        if (!declined) this.options.logger.info({ threads: this.size }, 'the main thread is busy but no core is free: not starting another I/O thread');
+        declined = true;
         return;
       }
+      declined = false;
       const index = this.freeIndex();
       this.options.logger.info({ ioThread: index, threads: this.size + 1 }, 'the main thread is busy and a core is free: starting another I/O thread');
       this.spawn(index).catch((err: unknown) => this.options.logger.error({ err, ioThread: index }, 'I/O thread could not start'));
