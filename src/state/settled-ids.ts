@@ -21,10 +21,6 @@ export class SettledIds {
     this.forgetAt = new Float64Array(capacity);
   }
 
-  get size(): number {
-    return this.count;
-  }
-
   /** Adds `id` to `owner` until `forgetAt`. */
   remember(owner: Set<string>, id: string, forgetAt: number): void {
     if (this.count === this.capacity) this.forgetOldest();
