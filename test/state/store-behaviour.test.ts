@@ -200,21 +200,6 @@ t.test('MemoryStore', async (t) => {
     t.equal(reserved.allowed, true);
     t.equal((await store.snapshot(first, NOON)).reservedTodayUsd, 0, 'a reserve of a remembered id holds nothing');
   });
-
-  t.test('ids forgotten at their TTL make room under the bound', async (t) => {
-    const store = new MemoryStore({ maxSettledIds: 2, reservationTtlMs: 60_000 });
-    t.teardown(() => store.close());
-    const ws = workspace();
-    const settle = (id: string, now: number) => store.settle({ workspace: ws, id, actualUsd: 0.1, now });
-    await settle('a', NOON);
-    await settle('b', NOON);
-    const later = NOON + 60_000;
-    await settle('c', later);
-    await settle('d', later);
-    await settle('c', later);
-    await settle('d', later);
-    t.equal((await store.snapshot(ws, later)).spentTodayUsd, 0.4, 'both new ids are remembered');
-  });
 });
 
 t.test('RedisStore', async (t) => {
