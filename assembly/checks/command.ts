@@ -3,21 +3,21 @@ import { argument, commandsInto, inputIsText, jsonStrings, Kind, kind, shellScri
 /** How deep shells started with `-c` inside one another are followed. */
 const MAX_NESTED_SHELLS: i32 = 3;
 
-function addCommand(out: string[][], words: string[], depth: i32): void {
-  out.push(words);
-  const script = shellScript(words);
-  if (script != null && depth < MAX_NESTED_SHELLS) addLine(out, script, depth + 1);
-}
-
 /** Adds the commands of `line`, each followed by those of the shell script it starts, if any. */
 function addLine(out: string[][], line: string, depth: i32): void {
   const first = out.length;
   commandsInto(line, out);
+  followScripts(out, first, depth);
+}
+
+/** Puts right after each command of `out` from `first` on the commands of the shell script it starts, as the shell runs them. */
+// @ts-ignore: decorator
+@inline
+function followScripts(out: string[][], first: i32, depth: i32): void {
   if (depth >= MAX_NESTED_SHELLS) return;
   for (let i = first; i < out.length; i++) {
     const script = shellScript(out[i]);
     if (script == null) continue;
-    // The script's commands go right after the command that starts it, as the shell runs them.
     const rest = out.splice(i + 1, out.length - i - 1);
     addLine(out, script, depth + 1);
     i = out.length - 1;
@@ -45,8 +45,10 @@ export function shellCommands(): string[][] {
   if (command == null) command = argument("cmd");
   if (command == null) command = argument("script");
   if (command != null) {
-    if (isArgv(command)) addCommand(out, jsonStrings(command), 0);
-    else addLine(out, command, 0);
+    if (isArgv(command)) {
+      out.push(jsonStrings(command));
+      followScripts(out, 0, 0);
+    } else addLine(out, command, 0);
   } else if (inputIsText()) {
     const lines = textCommands();
     for (let i = 0; i < lines.length; i++) addLine(out, lines[i], 0);
