@@ -8,6 +8,11 @@ export function svc_kinds(): i32 {
   return Kinds.ToolCall;
 }
 
+/** It judges only commands that run `rm`: the host never runs it on a tool call that cannot. */
+export function svc_programs(): string {
+  return "rm";
+}
+
 export function svc_evaluate(): i32 {
   return checkDestructiveShell(shellCommands());
 }

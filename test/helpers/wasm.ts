@@ -20,8 +20,30 @@ const BLOCK_WITH_COMMANDS = `  const out = new Array<string>();
   for (let i = 0; i < all.length; i++) out.push("[" + all[i].join("][") + "]");
   return block(out.join(";"));`;
 
-/** Rules written only for tests, each a misbehaviour the host must survive. */
+/**
+ * AssemblyScript that blocks when a word of the call's `shellCommands()` holds "rm", in any case,
+ * wherever it stands in the command, naming the word.
+ */
+const BLOCKS_WORDS_WITH_RM = `
+import { block } from "SDK";
+import { shellCommands } from "CHECKS/command";
+export { svc_abi_version } from "SDK";
+export function svc_evaluate(): i32 {
+  const all = shellCommands();
+  for (let i = 0; i < all.length; i++) {
+    for (let j = 0; j < all[i].length; j++) if (all[i][j].toLowerCase().includes("rm")) return block("rm in " + all[i][j]);
+  }
+  return 0;
+}`;
+
+/** Rules written only for tests: most a misbehaviour the host must survive. */
 const TEST_RULES = {
+  'blocks-words-with-rm': BLOCKS_WORDS_WITH_RM,
+  /** As blocks-words-with-rm, declaring that it judges only commands that run `rm`. */
+  'blocks-words-with-rm-declared': `${BLOCKS_WORDS_WITH_RM}
+export function svc_programs(): string {
+  return "rm";
+}`,
   /** Spins forever on a `spin` tool call, allows everything else. */
   'infinite-loop': `
 import { toolName } from "SDK";

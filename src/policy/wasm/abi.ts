@@ -24,6 +24,15 @@ export type RuleKind = (typeof RULE_KINDS)[number];
 export const KIND_BITS: Readonly<Record<RuleKind, number>> = { request: 1, tool_call: 2, response: 4 };
 export const ALL_KINDS = 7;
 
+/**
+ * The optional export `svc_programs(): usize`: the programs whose commands the rule judges, as the
+ * address of a UTF-16LE string whose length in bytes is the u32 in the four bytes before it (an
+ * AssemblyScript string), names apart by commas: `"rm"`, `"git,gh"`. The host then evaluates the
+ * rule on a tool call only when one of the names occurs in the call's arguments (see
+ * programs.ts): a call that cannot run one of them never pays for the rule.
+ */
+export const PROGRAMS_EXPORT = 'svc_programs';
+
 /** Field ids of `field_length` / `field_read`. */
 export const FIELDS = {
   toolName: 1,

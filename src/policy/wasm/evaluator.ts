@@ -20,8 +20,8 @@ export interface EvaluationResult {
   readonly failures: readonly RuleFailure[];
 }
 
-/** A rule that loaded, with the kinds of call it evaluates; or why it did not. */
-export type RuleCheck = { readonly kinds: number } | { readonly error: string };
+/** A rule that loaded, with the kinds of call it evaluates and the programs it judges (null: every tool call); or why it did not. */
+export type RuleCheck = { readonly kinds: number; readonly programs: readonly string[] | null } | { readonly error: string };
 
 export interface RuleInstancesOptions {
   readonly memoryCapPages: number;
@@ -84,7 +84,8 @@ function describe(err: unknown): string {
 }
 
 /**
- * The verdict of `set` on one call: the rules in order, the first non-allow verdict wins. A rule
+ * The verdict of `set` on one call: the rules in order, the first non-allow verdict wins; a rule
+ * that declares the programs it judges is not run on a tool call that cannot run one. A rule
  * that fails (cannot load, traps, runs out of fuel, overflows its stack, answers nonsense) is
  * reported; fail closed, it blocks; fail open, the next rules decide.
  */
@@ -96,7 +97,9 @@ export function evaluateRules(rules: RuleInstances, set: RuleSetSnapshot, contex
   for (let i = 0; i < refs.length; i++) {
     const ref = refs[i]!;
     try {
-      const outcome = rules.instanceFor(ref).evaluate(subject);
+      const instance = rules.instanceFor(ref);
+      if (instance.programs !== null && !subject.mayRun(instance.programs)) continue;
+      const outcome = instance.evaluate(subject);
       if (outcome.action !== 'allow') return { verdict: { index: i, action: outcome.action, reason: outcome.reason, failed: false }, failures };
     } catch (err) {
       // A trapped instance may hold corrupt state: the next evaluation starts from a fresh one.
@@ -109,11 +112,12 @@ export function evaluateRules(rules: RuleInstances, set: RuleSetSnapshot, contex
   return { verdict: null, failures };
 }
 
-/** Instantiates every rule of `set` (its start code runs, metered) and checks its ABI: per rule, its kinds or why it cannot load. */
+/** Instantiates every rule of `set` (its start code runs, metered) and checks its ABI: per rule, its kinds and programs or why it cannot load. */
 export function checkRules(rules: RuleInstances, set: RuleSetSnapshot): RuleCheck[] {
   return set.rules.map((ref) => {
     try {
-      return { kinds: rules.instanceFor(ref).kinds };
+      const instance = rules.instanceFor(ref);
+      return { kinds: instance.kinds, programs: instance.programs?.names ?? null };
     } catch (err) {
       rules.drop(ref);
       return { error: describe(err) };

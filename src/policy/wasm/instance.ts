@@ -1,7 +1,8 @@
 import { instantiateSync } from '@assemblyscript/loader';
-import { ABI_VERSION, ALL_KINDS, ARENA_TOP_EXPORT, FIELDS, VERDICT_CODES, type RuleContext, type RuleOutcome, type ToolInputForm } from './abi.js';
+import { ABI_VERSION, ALL_KINDS, ARENA_TOP_EXPORT, FIELDS, PROGRAMS_EXPORT, VERDICT_CODES, type RuleContext, type RuleOutcome, type ToolInputForm } from './abi.js';
 import { FUEL_PER_BYTES_SHIFT, FuelExhaustedError, HOST_CALL_FUEL, HOST_FUEL_PER_CHARS_SHIFT, METERING_EXPORTS } from './fuel.js';
 import type { DeclaredMemory } from './module-memory.js';
+import { commandTexts, MAX_DECLARATION_BYTES, Programs } from './programs.js';
 
 const PAGE_BYTES = 65536;
 const MAX_REASON_CHARS = 1000;
@@ -24,6 +25,8 @@ export class Subject {
   /** The last argument asked for: a rule asks for its length, then for the argument itself. */
   private lastName: string | null = null;
   private lastArgument: string | null = null;
+  /** What `mayRun` looks for programs in, once made; null when the arguments cannot tell. */
+  private commandTexts: string[] | null | undefined;
 
   constructor(readonly context: RuleContext) {}
 
@@ -58,6 +61,20 @@ export class Subject {
     this.lastName = name;
     this.lastArgument = value === undefined ? null : typeof value === 'string' ? value : JSON.stringify(value);
     return this.lastArgument;
+  }
+
+  /**
+   * Whether a rule that judges only the commands of `programs` may find one in this call: always
+   * for a request, a response, or a tool call whose input is raw text (code reaches its commands
+   * through string literals and their escapes); for a tool call with JSON arguments, when one of
+   * the names occurs in the texts its commands can come from (programs.ts).
+   */
+  mayRun(programs: Programs): boolean {
+    if (this.context.kind !== 'tool_call') return true;
+    const args = this.arguments();
+    if (args === null) return true;
+    if (this.commandTexts === undefined) this.commandTexts = commandTexts(this.context.toolArguments!, args);
+    return this.commandTexts === null || programs.occurIn(this.commandTexts);
   }
 
   private inputForm(): ToolInputForm | null {
@@ -149,6 +166,8 @@ export class RuleInstance {
   private viewed = new ArrayBuffer(0);
   /** The KIND_BITS this rule evaluates. */
   readonly kinds: number;
+  /** The programs whose commands it judges (its `svc_programs`); null when it judges every tool call. */
+  readonly programs: Programs | null;
   /** An arena rule's state once started, put back after every call; null for any other rule. */
   private readonly arena: Arena | null = null;
   /** The accessors wrote into an arena rule's started state in this call (its own writes are watched by the module). */
@@ -250,7 +269,25 @@ export class RuleInstance {
     if (version !== ABI_VERSION) throw new RuleLoadError(`it speaks ABI version ${String(version)}; this host speaks ${ABI_VERSION}`);
     this.evaluateFn = exports.svc_evaluate as () => number;
     this.kinds = typeof exports.svc_kinds === 'function' ? this.start('svc_kinds', exports.svc_kinds as () => number) & ALL_KINDS : ALL_KINDS;
+    const programs = exports[PROGRAMS_EXPORT];
+    this.programs = typeof programs === 'function' ? this.declaredPrograms(programs as () => number) : null;
     this.arena = this.startArena(exports);
+  }
+
+  /** The names an `svc_programs` export answers: the string at the address it answers, as AssemblyScript lays one out. */
+  private declaredPrograms(fn: () => number): Programs {
+    const at = this.start(PROGRAMS_EXPORT, fn) >>> 0;
+    const bytes = this.bytes();
+    if (at < 4 || at > bytes.length) throw new RuleLoadError(`${PROGRAMS_EXPORT} answered ${at}, outside its memory (${bytes.length} bytes)`);
+    const length = bytes.readUInt32LE(at - 4);
+    if (length % 2 !== 0 || length > MAX_DECLARATION_BYTES || at + length > bytes.length) {
+      throw new RuleLoadError(`${PROGRAMS_EXPORT} answered ${at}, where no UTF-16 string of at most ${MAX_DECLARATION_BYTES} bytes lies (its length reads ${length})`);
+    }
+    try {
+      return new Programs(bytes.toString('utf16le', at, at + length));
+    } catch (err) {
+      throw new RuleLoadError(`${PROGRAMS_EXPORT}: ${(err as Error).message}`);
+    }
   }
 
   /**

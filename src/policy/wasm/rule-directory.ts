@@ -11,6 +11,8 @@ export interface LoadedRule {
   readonly sha256: string;
   /** The kinds of call it evaluates. */
   readonly kinds: readonly RuleKind[];
+  /** The programs whose commands it judges (its `svc_programs`); null when it judges every tool call. */
+  readonly programs: readonly string[] | null;
 }
 
 export interface FailedRule {
@@ -71,7 +73,10 @@ export class RuleDirectory {
   }
 
   get loaded(): LoadedRule[] {
-    return (this.snapshot?.rules ?? []).map((r) => ({ name: r.name, priority: r.priority, sha256: r.sha256, kinds: kindsOf(this.verdicts.get(r.sha256)) }));
+    return (this.snapshot?.rules ?? []).map((r) => {
+      const check = this.verdicts.get(r.sha256);
+      return { name: r.name, priority: r.priority, sha256: r.sha256, kinds: kindsOf(check), programs: check !== undefined && 'programs' in check ? check.programs : null };
+    });
   }
 
   get failed(): readonly FailedRule[] {

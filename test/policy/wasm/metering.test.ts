@@ -226,7 +226,7 @@ t.test('bulk memory operations and the host accessors pay by size', async (t) =>
   t.ok(zeroFilled >= (4 << 20) / 16, `zero filling 4 MiB costs ${zeroFilled} (at least one unit per 16 bytes)`);
 
   const readers = runner(t);
-  t.same(await readers.check(setOf(['reader', reader])), [{ kinds: 7 }]);
+  t.same(await readers.check(setOf(['reader', reader])), [{ kinds: 7, programs: null }]);
   const read = meteredInstance(reader, MAX_FUEL);
   read.evaluate(new Subject(request('x'.repeat(8))));
   const shortText = read.spent;
@@ -267,15 +267,17 @@ t.test('metering keeps every example rule\'s verdicts', async (t) => {
     request('please rm -rf /'),
   ];
   const r = runner(t);
+  const PROGRAMS = { index: null, 'destructive-shell': ['rm'], 'latest-image': null, 'force-push': ['git'] };
   for (const name of ['index', 'destructive-shell', 'latest-image', 'force-push'] as const) {
     const bytes = await bytesOf(examples[name]);
     const set = setOf([name, bytes]);
-    t.same(await r.check(set), [{ kinds: 2 }]);
+    t.same(await r.check(set), [{ kinds: 2, programs: PROGRAMS[name] }]);
     const plain = new RuleInstance(new WebAssembly.Module(bytes), declaredMemory(bytes), 256, 0);
     t.notOk(plain.metered);
     const answers = { plain: [] as Array<{ action: string; reason: string }>, metered: [] as Array<{ action: string; reason: string }> };
     for (const call of calls) {
-      // Both run on every call here (the kinds a rule asks for are filtered by the caller).
+      // The plain instance runs on every call (the kinds a rule asks for are filtered by the caller);
+      // the runner skips a rule on a tool call that cannot run a program it declares.
       answers.plain.push(plain.evaluate(new Subject(call)));
       const decision = await r.evaluate(set, call);
       t.same(decision.failures, []);

@@ -146,9 +146,13 @@ t.test('loading checks the ABI version and reads the kinds of call a rule evalua
   const [wrong] = await r.check(await setOf(['wrong-abi', 100]));
   t.same(wrong, { error: 'it speaks ABI version 99; this host speaks 1' });
   const checks = await r.check(await setOf(['index', 10], ['no-drop-database', 20]));
-  t.same(checks, [{ kinds: 2 }, { kinds: 7 }], 'the examples ask for tool calls only; a rule without svc_kinds gets every kind');
+  t.same(checks, [{ kinds: 2, programs: null }, { kinds: 7, programs: null }], 'the examples ask for tool calls only; a rule without svc_kinds gets every kind');
   const stuck = await r.check(await setOf(['index', 10], ['loops-at-start', 20], ['force-push', 30]));
-  t.same(stuck, [{ kinds: 2 }, { error: `it ran out of fuel while starting (${FUEL} units) and was stopped` }, { kinds: 2 }], 'a rule stuck while starting is stopped; the others load');
+  t.same(
+    stuck,
+    [{ kinds: 2, programs: null }, { error: `it ran out of fuel while starting (${FUEL} units) and was stopped` }, { kinds: 2, programs: ['git'] }],
+    'a rule stuck while starting is stopped; the others load, force-push declaring it judges git only',
+  );
 });
 
 t.test('a trap is the rule\'s failure: fail closed blocks, fail open skips the rule', async (t) => {
