@@ -25,6 +25,8 @@ export class Subject {
   /** The last argument asked for: a rule asks for its length, then for the argument itself. */
   private lastName: string | null = null;
   private lastArgument: string | null = null;
+  /** That argument as UTF-16LE, once a rule has read it: every other rule copies the same bytes. */
+  private lastArgumentUnits: Buffer | null = null;
   /** What `mayRun` looks for programs in, once made; null when the arguments cannot tell. */
   private commandTexts: string[] | null | undefined;
 
@@ -60,7 +62,14 @@ export class Subject {
     const value = this.arguments()?.[name];
     this.lastName = name;
     this.lastArgument = value === undefined ? null : typeof value === 'string' ? value : JSON.stringify(value);
+    this.lastArgumentUnits = null;
     return this.lastArgument;
+  }
+
+  /** `argument(name)` as UTF-16LE; empty when absent. */
+  argumentUnits(name: string): Buffer {
+    const text = this.argument(name);
+    return (this.lastArgumentUnits ??= Buffer.from(text ?? '', 'utf16le'));
   }
 
   /**
@@ -224,6 +233,13 @@ export class RuleInstance {
         bytes[at + 1] = unit >>> 8;
       }
     };
+    const writeUnits = (units: Buffer, dest: number) => {
+      this.charge(units.length >>> 1);
+      const bytes = this.bytes();
+      if (dest < 0 || dest + units.length > bytes.length) throw new RangeError(`${units.length} bytes at ${dest} are outside the rule's memory`);
+      if (this.arena !== null && dest < this.arena.line) this.hostWroteBelow = true;
+      bytes.set(units, dest);
+    };
     const answer = (text: string | null) => {
       this.charge(0);
       return text?.length ?? -1;
@@ -233,7 +249,7 @@ export class RuleInstance {
       field_length: (id: number) => answer(this.subject!.field(id)),
       field_read: (id: number, dest: number) => writeUtf16(this.subject!.field(id) ?? '', dest),
       argument_length: (namePtr: number, nameLength: number) => answer(this.subject!.argument(readUtf16(namePtr, nameLength))),
-      argument_read: (namePtr: number, nameLength: number, dest: number) => writeUtf16(this.subject!.argument(readUtf16(namePtr, nameLength)) ?? '', dest),
+      argument_read: (namePtr: number, nameLength: number, dest: number) => writeUnits(this.subject!.argumentUnits(readUtf16(namePtr, nameLength)), dest),
       set_reason: (ptr: number, length: number) => {
         this.reason = readUtf16(ptr, Math.min(length, MAX_REASON_CHARS));
       },

@@ -126,6 +126,35 @@ t.test('arguments reach the rule exactly as the call has them, short or long, wh
   t.equal(await ask({ a: '' }), 'a=|b=<none>|a=', 'an empty argument is not a missing one');
 });
 
+t.test('an argument one rule has read reaches the next rule as the call has it', async (t) => {
+  const r = runner(t);
+  const bytes = async (path: string) => new Uint8Array(await readFile(path));
+  const [named, reads] = [await bytes(rules['reads-named-argument']), await bytes(rules['reads-arguments'])];
+  const set = buildSnapshot([
+    { name: 'reads-named-argument', priority: 10, sha256: sha256(named), bytes: named },
+    { name: 'reads-arguments', priority: 20, sha256: sha256(reads), bytes: reads },
+  ]);
+  const a = 'yes';
+  const d = await r.evaluate(set, { ...shellCall(''), toolName: 'a', toolArguments: JSON.stringify({ a, b: 'x'.repeat(500) }) });
+  t.equal(d.rule, 'reads-arguments', 'the first rule read `a` and allowed');
+  t.equal(d.reason, `a=yes|b=${'x'.repeat(500)}|a=yes`);
+});
+
+t.test('a rule that asks for an argument to be written outside its memory fails', async (t) => {
+  const r = runner(t);
+  const name = [...Buffer.from('a', 'utf16le')].map((b) => `\\${b.toString(16).padStart(2, '0')}`).join('');
+  const module = wat(`(module
+  (import "env" "memory" (memory 1))
+  (import "svc" "argument_read" (func $read (param i32 i32 i32)))
+  (data (i32.const 16) "${name}")
+  (func (export "svc_abi_version") (result i32) (i32.const 1))
+  (func (export "svc_evaluate") (result i32) (call $read (i32.const 16) (i32.const 1) (i32.const 65530)) (i32.const 0)))`);
+  const set = buildSnapshot([{ name: 'writes-past-its-end', priority: 10, sha256: sha256(module), bytes: module }]);
+  const d = await r.evaluate(set, { ...shellCall(''), toolArguments: JSON.stringify({ a: 'twelve chars' }) });
+  t.equal(d.action, 'block');
+  t.match(d.failures[0]?.error, /24 bytes at 65530 are outside the rule's memory/);
+});
+
 t.test('an argument name is read afresh when other units stand where the last one stood', async (t) => {
   const r = runner(t);
   const set = await setOf('reads-named-argument', rules['reads-named-argument']);
