@@ -2,7 +2,7 @@ import { instantiateSync } from '@assemblyscript/loader';
 import { ABI_VERSION, ALL_KINDS, ARENA_TOP_EXPORT, FIELDS, PROGRAMS_EXPORT, VERDICT_CODES, type RuleContext, type RuleOutcome, type ToolInputForm } from './abi.js';
 import { FUEL_PER_BYTES_SHIFT, FuelExhaustedError, HOST_CALL_FUEL, HOST_FUEL_PER_CHARS_SHIFT, METERING_EXPORTS } from './fuel.js';
 import type { DeclaredMemory } from './module-memory.js';
-import { commandTexts, MAX_DECLARATION_BYTES, Programs } from './programs.js';
+import { derivedTexts, MAX_DECLARATION_BYTES, Programs } from './programs.js';
 
 const PAGE_BYTES = 65536;
 const MAX_REASON_CHARS = 1000;
@@ -25,10 +25,14 @@ export class Subject {
   /** The last argument asked for: a rule asks for its length, then for the argument itself. */
   private lastName: string | null = null;
   private lastArgument: string | null = null;
-  /** That argument as UTF-16LE, once a rule has read it: every other rule copies the same bytes. */
-  private lastArgumentUnits: Buffer | null = null;
-  /** What `mayRun` looks for programs in, once made; null when the arguments cannot tell. */
-  private commandTexts: string[] | null | undefined;
+  /**
+   * The last argument a rule read, as UTF-16LE: every other rule that reads it copies the same
+   * bytes. Kept apart from the last argument asked for, since rules ask after absent ones too.
+   */
+  private unitsName: string | null = null;
+  private units: Buffer = Buffer.alloc(0);
+  /** What `mayRun` looks for programs in besides the emitted arguments, once made; null when the arguments cannot tell. */
+  private derivedTexts: string[] | null | undefined;
 
   constructor(readonly context: RuleContext) {}
 
@@ -62,14 +66,16 @@ export class Subject {
     const value = this.arguments()?.[name];
     this.lastName = name;
     this.lastArgument = value === undefined ? null : typeof value === 'string' ? value : JSON.stringify(value);
-    this.lastArgumentUnits = null;
     return this.lastArgument;
   }
 
   /** `argument(name)` as UTF-16LE; empty when absent. */
   argumentUnits(name: string): Buffer {
-    const text = this.argument(name);
-    return (this.lastArgumentUnits ??= Buffer.from(text ?? '', 'utf16le'));
+    if (name !== this.unitsName) {
+      this.units = Buffer.from(this.argument(name) ?? '', 'utf16le');
+      this.unitsName = name;
+    }
+    return this.units;
   }
 
   /**
@@ -82,8 +88,10 @@ export class Subject {
     if (this.context.kind !== 'tool_call') return true;
     const args = this.arguments();
     if (args === null) return true;
-    if (this.commandTexts === undefined) this.commandTexts = commandTexts(this.context.toolArguments!, args);
-    return this.commandTexts === null || programs.occurIn(this.commandTexts);
+    const emitted = this.context.toolArguments!;
+    if (programs.occurIn(emitted)) return true;
+    if (this.derivedTexts === undefined) this.derivedTexts = derivedTexts(emitted, args);
+    return this.derivedTexts === null || this.derivedTexts.some((text) => programs.occurIn(text));
   }
 
   private inputForm(): ToolInputForm | null {

@@ -39,22 +39,21 @@ export class Programs {
     this.pattern = new RegExp(alternatives.join('|'), 'iu');
   }
 
-  /** Whether one of the names occurs in one of `texts`, quoting taken out, ignoring case. */
-  occurIn(texts: readonly string[]): boolean {
-    for (const text of texts) if (this.pattern.test(text)) return true;
-    return false;
+  /** Whether one of the names occurs in `text`, quoting taken out, ignoring case. */
+  occurIn(text: string): boolean {
+    return this.pattern.test(text);
   }
 }
 
 /**
- * The texts a tool call's commands can come from, given its JSON arguments as emitted and parsed:
- * the emitted text, the JSON text of each argument that is not a string (what the SDK's `argument`
- * answers for it) and, when the emitted text has escapes that make them differ from it, every
- * string and key in the arguments. Null when they cannot all be made (an argument nested too deep
- * for JSON text): the call may then run anything.
+ * The texts besides the arguments as emitted that a tool call's commands can come from, given its
+ * JSON arguments parsed: the JSON text of each argument that is not a string (what the SDK's
+ * `argument` answers for it) and, when the emitted text has escapes that make them differ from it,
+ * every string and key in the arguments. Null when they cannot all be made (an argument nested too
+ * deep for JSON text): the call may then run anything.
  */
-export function commandTexts(emitted: string, args: Record<string, unknown>): string[] | null {
-  const texts = [emitted];
+export function derivedTexts(emitted: string, args: Record<string, unknown>): string[] | null {
+  const texts: string[] = [];
   for (const value of Object.values(args)) {
     if (typeof value === 'string') continue;
     const json = jsonText(value);

@@ -2,7 +2,7 @@ import t from 'tap';
 import { readFile } from 'node:fs/promises';
 import { createLogger } from '../../../src/lib/logger.js';
 import type { RuleContext } from '../../../src/policy/wasm/abi.js';
-import { commandTexts, MAX_PROGRAM_CHARS, MAX_PROGRAMS, Programs } from '../../../src/policy/wasm/programs.js';
+import { derivedTexts, MAX_PROGRAM_CHARS, MAX_PROGRAMS, Programs } from '../../../src/policy/wasm/programs.js';
 import { sha256 } from '../../../src/policy/wasm/rule-files.js';
 import { WasmRuleRunner } from '../../../src/policy/wasm/runner.js';
 import { buildSnapshot, type RuleSetSnapshot } from '../../../src/policy/wasm/snapshot.js';
@@ -41,27 +41,25 @@ t.test('a declaration is names apart by commas, printable ASCII with no blank, q
 t.test('a name is found with quoting between its characters, in any case; characters special to patterns are themselves', async (t) => {
   const rm = new Programs('rm');
   for (const text of ['rm', 'sudo /bin/rm -rf /', "r''m", 'r""m', '"r"m', 'r\\m', 'r\\\nm', 'r\\\r\nm', 'RM', 'Rm', 'farm', 'r\'"\\m']) {
-    t.ok(rm.occurIn([text]), JSON.stringify(text));
+    t.ok(rm.occurIn(text), JSON.stringify(text));
   }
-  for (const text of ['r m', 'r\tm', 'r;m', 'r-m', 'mr', 'r', '', 'r$m']) t.notOk(rm.occurIn([text]), JSON.stringify(text));
-  t.ok(rm.occurIn(['ls', 'x', 'r"m']), 'in any of the texts');
-  t.notOk(rm.occurIn(['r', 'm']), 'never across two texts');
+  for (const text of ['r m', 'r\tm', 'r;m', 'r-m', 'mr', 'r', '', 'r$m']) t.notOk(rm.occurIn(text), JSON.stringify(text));
   const odd = new Programs('a.b,x+y,[z],(q)');
-  t.ok(odd.occurIn(['run a.b']));
-  t.notOk(odd.occurIn(['axb xy z q']), 'a dot, a plus, brackets and parentheses are only themselves');
-  t.ok(odd.occurIn(["x'+'y"]) && odd.occurIn(['[z]']) && odd.occurIn(['(q)']));
+  t.ok(odd.occurIn('run a.b'));
+  t.notOk(odd.occurIn('axb xy z q'), 'a dot, a plus, brackets and parentheses are only themselves');
+  t.ok(odd.occurIn("x'+'y") && odd.occurIn('[z]') && odd.occurIn('(q)'));
 });
 
-t.test('the texts of a call: as emitted, the JSON of each argument that is not a string, and every string and key where escapes are', async (t) => {
-  t.same(commandTexts('{"command":"ls"}', { command: 'ls' }), ['{"command":"ls"}'], 'no escape: the emitted text says it all');
-  t.same(commandTexts('{"command": ["bash", "-lc", "ls"]}', { command: ['bash', '-lc', 'ls'] }), ['{"command": ["bash", "-lc", "ls"]}', '["bash","-lc","ls"]']);
-  t.same(commandTexts('{"n": 1e2}', { n: 100 }), ['{"n": 1e2}', '100'], 'a number as argument() answers it');
+t.test('the texts of a call besides its arguments as emitted: the JSON of each that is not a string, and every string and key where escapes are', async (t) => {
+  t.same(derivedTexts('{"command":"ls"}', { command: 'ls' }), [], 'no escape: the emitted text says it all');
+  t.same(derivedTexts('{"command": ["bash", "-lc", "ls"]}', { command: ['bash', '-lc', 'ls'] }), ['["bash","-lc","ls"]']);
+  t.same(derivedTexts('{"n": 1e2}', { n: 100 }), ['100'], 'a number as argument() answers it');
   const escaped = '{"c\\u006fmmand":"\\u0072m -rf /","more":{"k\\"ey":["a\\nb"]}}';
-  const texts = commandTexts(escaped, JSON.parse(escaped) as Record<string, unknown>)!;
+  const texts = derivedTexts(escaped, JSON.parse(escaped) as Record<string, unknown>)!;
   for (const decoded of ['command', 'rm -rf /', 'more', 'k"ey', 'a\nb']) t.ok(texts.includes(decoded), `decoded: ${JSON.stringify(decoded)}`);
   // JSON.parse reads arguments nested deeper than JSON.stringify can write: such a call may run anything.
   const deep = JSON.parse(`{"x":${'['.repeat(100_000)}"rm"${']'.repeat(100_000)}}`) as Record<string, unknown>;
-  t.equal(commandTexts('{"x":[[…]]}', deep), null);
+  t.equal(derivedTexts('{"x":[[…]]}', deep), null);
 });
 
 /** A module that blocks every call it is run on, declaring `declared` (UTF-16 at 20, its byte length at 16) or answering `address`. */
@@ -193,7 +191,7 @@ t.test('declaring `rm` never changes a verdict: a rule that blocks on any word h
     if (a.failures.length > 0 || b.failures.length > 0) return t.fail(`call ${i} failed: ${JSON.stringify([a.failures, b.failures])}`);
     if (a.action !== b.action || a.reason !== b.reason) return t.fail(`call ${i} (${JSON.stringify(emitted)}): ${a.action} ${a.reason} without the declaration, ${b.action} ${b.reason} with it`);
     if (a.action === 'block') blocked++;
-    if (!rm.occurIn(commandTexts(emitted, args))) skipped++;
+    if (!rm.occurIn(emitted) && !derivedTexts(emitted, args)!.some((text) => rm.occurIn(text))) skipped++;
   }
   t.pass('3,000 calls, the same verdict with and without the declaration');
   // Both ways are exercised: many calls run rm somewhere, many are skipped.
