@@ -3,8 +3,10 @@
  * What WASM rules cost per evaluation, as the proxy runs them: metered, inline on the calling
  * thread, through the runner (1 and 10 rules installed), built as `svc policy compile` builds them
  * and, beside them, with asc's default runtime and garbage collector (as a rule built by other
- * means); and the fuel the call spends. The call is a benign shell command every example
- * rule allows, so every rule runs.
+ * means); and the fuel the call spends. Ten rules are timed on a benign shell command every
+ * example rule allows, which runs no `rm`, so the `destructive-shell` copies, which declare it
+ * (`svc_programs`), are skipped; and on a call that runs `rm` and `git`, on which every rule runs.
+ * One rule (`destructive-shell`) is timed on the latter.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -23,13 +25,15 @@ const CONTEXT = {
   workspace: 'bench',
   text: null,
 };
+/** A call every example rule allows and none can skip. */
+const RUNS_EVERY_RULE = { ...CONTEXT, toolArguments: JSON.stringify({ command: 'rm -rf ./build && git status && ls -la src/ | head -n 20' }) };
 const ROUNDS = 5000;
 const WARM_UP = 50_000;
 
 /** @type {import('./index.js').MicroBenchmark} */
 export const wasmRulesBenchmark = {
   name: 'wasm-rules',
-  description: 'WASM rules: µs per evaluation of 1 and 10 rules, metered inline, as svc builds them and with the incremental runtime, and the fuel spent',
+  description: 'WASM rules: µs per evaluation of 1 and 10 rules, metered inline, as svc builds them and with the incremental runtime, 10 on a call none can skip, and the fuel spent',
   async run() {
     const { buildSnapshot } = await import('../../dist/policy/wasm/snapshot.js');
     const { WasmRuleRunner } = await import('../../dist/policy/wasm/runner.js');
@@ -47,15 +51,19 @@ export const wasmRulesBenchmark = {
         for (const count of [1, 10]) {
           const label = `${count} rule${count > 1 ? 's' : ''}${built}`;
           const set = buildSnapshot(all.slice(0, count));
-          const first = await runner.evaluate(set, /** @type {any} */ (CONTEXT));
-          if (first.action !== 'allow' || first.failures.length > 0) throw new Error(`the benchmark call was not allowed: ${JSON.stringify(first)}`);
-          // WebAssembly is compiled optimised in the background once it has run a while: warm up long enough for that.
-          for (let i = 0; i < WARM_UP; i++) void runner.evaluate(set, /** @type {any} */ (CONTEXT));
-          // The runner answers at once once its modules are metered; awaiting only adds a microtask.
-          const metered = medianSeconds(() => {
-            for (let i = 0; i < ROUNDS; i++) void runner.evaluate(set, /** @type {any} */ (CONTEXT));
-          });
-          figures[`metered inline µs, ${label}`] = Math.round(((metered * 1e6) / ROUNDS) * 100) / 100;
+          // One rule (a destructive-shell copy) is timed on the call that runs it; ten on both calls.
+          const calls = count === 1 ? { ', on a call that runs it': RUNS_EVERY_RULE } : { '': CONTEXT, ', a call that runs rm (none skipped)': RUNS_EVERY_RULE };
+          for (const [which, call] of Object.entries(calls)) {
+            const first = await runner.evaluate(set, /** @type {any} */ (call));
+            if (first.action !== 'allow' || first.failures.length > 0) throw new Error(`the benchmark call was not allowed: ${JSON.stringify(first)}`);
+            // WebAssembly is compiled optimised in the background once it has run a while: warm up long enough for that.
+            for (let i = 0; i < WARM_UP; i++) void runner.evaluate(set, /** @type {any} */ (call));
+            // The runner answers at once once its modules are metered; awaiting only adds a microtask.
+            const metered = medianSeconds(() => {
+              for (let i = 0; i < ROUNDS; i++) void runner.evaluate(set, /** @type {any} */ (call));
+            });
+            figures[`metered inline µs, ${label}${which}`] = Math.round(((metered * 1e6) / ROUNDS) * 100) / 100;
+          }
           if (build !== 'svc') continue;
           let spent = 0;
           for (const r of all.slice(0, count)) {
