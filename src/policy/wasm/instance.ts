@@ -225,12 +225,18 @@ export class RuleInstance {
       this.lastShortText = text;
       return text;
     };
+    /** Where the host writes `byteLength` bytes into the rule's memory at `dest`: they must lie within it. */
+    const writable = (byteLength: number, dest: number) => {
+      const bytes = this.bytes();
+      if (dest < 0 || dest + byteLength > bytes.length) throw new RangeError(`${byteLength} bytes at ${dest} are outside the rule's memory`);
+      if (this.arena !== null && dest < this.arena.line) this.hostWroteBelow = true;
+      return bytes;
+    };
     const writeUtf16 = (text: string, dest: number) => {
       this.charge(text.length);
-      const bytes = this.bytes();
       const length = text.length;
-      if (this.arena !== null && dest < this.arena.line) this.hostWroteBelow = true;
-      if (length > SHORT_WRITE || dest < 0 || dest + length * 2 > bytes.length) {
+      const bytes = writable(length * 2, dest);
+      if (length > SHORT_WRITE) {
         void bytes.write(text, dest, 'utf16le');
         return;
       }
@@ -243,10 +249,7 @@ export class RuleInstance {
     };
     const writeUnits = (units: Buffer, dest: number) => {
       this.charge(units.length >>> 1);
-      const bytes = this.bytes();
-      if (dest < 0 || dest + units.length > bytes.length) throw new RangeError(`${units.length} bytes at ${dest} are outside the rule's memory`);
-      if (this.arena !== null && dest < this.arena.line) this.hostWroteBelow = true;
-      bytes.set(units, dest);
+      writable(units.length, dest).set(units, dest);
     };
     const answer = (text: string | null) => {
       this.charge(0);

@@ -140,19 +140,27 @@ t.test('an argument one rule has read reaches the next rule as the call has it',
   t.equal(d.reason, `a=yes|b=${'x'.repeat(500)}|a=yes`);
 });
 
-t.test('a rule that asks for an argument to be written outside its memory fails', async (t) => {
+t.test('a rule that asks for an argument or a field to be written outside its memory fails', async (t) => {
   const r = runner(t);
   const name = [...Buffer.from('a', 'utf16le')].map((b) => `\\${b.toString(16).padStart(2, '0')}`).join('');
-  const module = wat(`(module
+  const asking = (call: string) =>
+    wat(`(module
   (import "env" "memory" (memory 1))
-  (import "svc" "argument_read" (func $read (param i32 i32 i32)))
+  (import "svc" "argument_read" (func $argument (param i32 i32 i32)))
+  (import "svc" "field_read" (func $field (param i32 i32)))
   (data (i32.const 16) "${name}")
   (func (export "svc_abi_version") (result i32) (i32.const 1))
-  (func (export "svc_evaluate") (result i32) (call $read (i32.const 16) (i32.const 1) (i32.const 65530)) (i32.const 0)))`);
-  const set = buildSnapshot([{ name: 'writes-past-its-end', priority: 10, sha256: sha256(module), bytes: module }]);
-  const d = await r.evaluate(set, { ...shellCall(''), toolArguments: JSON.stringify({ a: 'twelve chars' }) });
-  t.equal(d.action, 'block');
-  t.match(d.failures[0]?.error, /24 bytes at 65530 are outside the rule's memory/);
+  (func (export "svc_evaluate") (result i32) ${call} (i32.const 0)))`, binaryen.Features.MVP);
+  const ctx = { ...shellCall(''), toolName: 'twelve chars', toolArguments: JSON.stringify({ a: 'twelve chars' }) };
+  for (const [what, call] of [
+    ['an argument', '(call $argument (i32.const 16) (i32.const 1) (i32.const 65530))'],
+    ['a field', '(call $field (i32.const 1) (i32.const 65530))'],
+  ] as const) {
+    const module = asking(call);
+    const d = await r.evaluate(buildSnapshot([{ name: 'writes-past-its-end', priority: 10, sha256: sha256(module), bytes: module }]), ctx);
+    t.equal(d.action, 'block', what);
+    t.match(d.failures[0]?.error, /24 bytes at 65530 are outside the rule's memory/, what);
+  }
 });
 
 t.test('an argument name is read afresh when other units stand where the last one stood', async (t) => {
