@@ -10,6 +10,7 @@ import type { ThrottleRules } from '../../src/controlplane/throttle/throttle.js'
 import type { Logger } from '../../src/lib/logger.js';
 import type { DeliveryTuning } from '../../src/controlplane/delivery/dispatcher.js';
 import { createLogger } from '../../src/lib/logger.js';
+import { seedEmbeddedDatabase } from './pglite-template.js';
 import { postgresUrl } from './postgres.js';
 
 export { postgresUrl };
@@ -78,6 +79,8 @@ export async function startTestControlPlane(t: Teardown, opts: TestControlPlaneO
       await client.query(`DROP SCHEMA IF EXISTS ${dropSchema} CASCADE`);
       await client.end();
     });
+  } else {
+    await seedEmbeddedDatabase(home);
   }
   const running = await startControlPlane({
     host: '127.0.0.1',
