@@ -50,6 +50,6 @@ program
 
 // The servers' own command lines register alone: a proxy does not hold every other command's
 // modules (interactive prompts, the MCP SDK…) for as long as it runs, about 20 MB.
-if (!SERVER_COMMANDS.has(process.argv[2] ?? '')) (await import('./commands.js')).registerCommands(program, fail);
+if (!SERVER_COMMANDS.has(process.argv[2] ?? '')) await (await import('./commands.js')).registerCommands(program, fail, process.argv[2]);
 
 program.parseAsync(process.argv).catch(fail);

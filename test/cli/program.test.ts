@@ -31,3 +31,42 @@ t.test('every other command is still registered', async (t) => {
   const proxyHelp = await promisify(execFile)(process.execPath, [CLI, 'proxy', '--help']);
   t.match(proxyHelp.stdout, /--io-threads/);
 });
+
+/** The modules a run of `svc args…` loads, one URL a line. */
+async function modulesOf(t: { testdir(): string }, args: string[]): Promise<string> {
+  const dir = t.testdir();
+  const log = join(dir, 'modules.log');
+  await promisify(execFile)(process.execPath, [CLI, ...args], {
+    cwd: dir,
+    env: { ...process.env, SVC_HOME: dir, HOME: dir, SVC_TEST_MODULE_LOG: log, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${RECORD_MODULES}` },
+  });
+  return readFile(log, 'utf8');
+}
+
+t.test('a command loads its own modules, not every other command\'s', async (t) => {
+  const modules = await modulesOf(t, ['rollback', '--json']);
+  t.match(modules, /dist\/cli\/rollback-command\.js/, 'its own command module');
+  for (const other of ['dist/cli/mcp-command.js', 'dist/cli/policy-command.js', 'dist/cli/admin-command.js', 'libphonenumber-js', '@modelcontextprotocol/sdk', '@inquirer/']) {
+    t.notOk(modules.includes(other), `${other} is not loaded`);
+  }
+  const version = await modulesOf(t, ['--version']);
+  t.notOk(/dist\/cli\/[a-z-]+-command\.js/.test(version), '--version loads no command');
+});
+
+t.test('each command module registers exactly the names it is loaded for', async (t) => {
+  const { Command } = await import('commander');
+  const { COMMAND_MODULES } = await import('../../src/cli/commands.js');
+  const fail = (err: unknown): never => {
+    throw err;
+  };
+  for (const entry of COMMAND_MODULES) {
+    const program = new Command();
+    (await entry.load())(program, fail);
+    t.same(program.commands.map((c) => c.name()).sort(), [...entry.names].sort(), entry.names.join(', '));
+  }
+});
+
+t.test('a name two modules share gets both: svc policy has the rule commands and the workspace policy\'s', async (t) => {
+  const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'policy', '--help']);
+  for (const sub of ['compile', 'test', 'install', 'rollback', 'export']) t.match(stdout, new RegExp(`\\n  ${sub}\\b`), sub);
+});
