@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { request } from 'undici';
 import { readStoredCredentials } from '../machine/credentials.js';
 import { appendEvents, eventLogPath } from './event-log.js';
 
@@ -51,6 +50,13 @@ export interface HookEventInput {
   readonly holdId?: string | null;
   readonly incidentId?: string | null;
   readonly [detail: string]: unknown;
+}
+
+/** Why a fetch failed, as the socket said it (fetch itself only says "fetch failed"). */
+function fetchFailure(err: unknown, timeoutMs: number): string {
+  if (err instanceof DOMException && err.name === 'TimeoutError') return `no answer within ${timeoutMs} ms`;
+  const cause = (err as { cause?: unknown }).cause;
+  return cause instanceof Error ? cause.message : (err as Error).message;
 }
 
 function wouldBlockOf(w: Record<string, unknown>): { code: string | null; rule: string | null; reason: string | null } {
@@ -185,21 +191,27 @@ export class GateClient {
   }
 
   private async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-    const res = await request(`${this.baseUrl}/api/v1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${this.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      headersTimeout: this.timeoutMs,
-      bodyTimeout: this.timeoutMs,
-      signal: AbortSignal.timeout(this.timeoutMs),
-    });
-    const text = await res.body.text();
+    // Node's own fetch: the hook is a process per tool call, and undici from node_modules costs it
+    // about 0.1 s of loading; fetch comes compiled into Node.
+    let res: Response;
+    let text: string;
+    try {
+      res = await fetch(`${this.baseUrl}/api/v1${path}`, {
+        method,
+        headers: { authorization: `Bearer ${this.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+      text = await res.text();
+    } catch (err) {
+      throw new Error(fetchFailure(err, this.timeoutMs));
+    }
     let parsed: Record<string, unknown> = {};
     try {
       parsed = text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
     } catch {
       parsed = {};
     }
-    return { status: res.statusCode, body: parsed };
+    return { status: res.status, body: parsed };
   }
 }
