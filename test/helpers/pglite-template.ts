@@ -1,12 +1,15 @@
 import { execFile } from 'node:child_process';
 import { access, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { tmpdir, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 
 const run = promisify(execFile);
+
+/** Where tools keep their caches: gone with node_modules (so with every `npm ci`), never aged out file by file as /tmp is. */
+const CACHE = fileURLToPath(new URL('../../node_modules/.cache/', import.meta.url));
 
 /** Written last: a template without it was cut short and is made again. */
 const COMPLETE = '.svc-template-complete';
@@ -27,12 +30,13 @@ async function exists(path: string): Promise<boolean> {
 let template: Promise<string> | undefined;
 
 /**
- * A data directory PGlite has just initialised, made once per machine and PGlite version. Its
+ * A data directory PGlite has just initialised, made once per installation and PGlite version. Its
  * initdb costs seconds of CPU a control plane; the suite starts over a hundred of them.
  */
 function initialisedDataDir(): Promise<string> {
   template ??= (async () => {
-    const path = join(tmpdir(), `svc-test-pglite-${await pgliteVersion()}-${userInfo().uid}`);
+    await mkdir(CACHE, { recursive: true });
+    const path = join(CACHE, `svc-test-pglite-${await pgliteVersion()}`);
     if (await exists(join(path, COMPLETE))) return path;
     // A template without its mark was damaged after it was made (renaming it into place is atomic).
     if (await exists(path)) await rm(path, { recursive: true, force: true });
