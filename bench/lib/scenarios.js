@@ -93,7 +93,8 @@ function anthropicStream({ promptBytes, chunks }) {
 
 /**
  * OpenAI chat offering a shell tool: the mock answers with a call to it, a command every
- * example WASM rule allows (so with rules installed, every rule runs on it).
+ * example WASM rule allows (with rules installed, each runs on it but those that declare programs
+ * the command does not run, `rm`: three of the ten).
  * @param {Shape} shape
  * @returns {LoadRequest}
  */
