@@ -21,6 +21,7 @@ import { traceIdBenchmark } from './trace-id.js';
 import { traceJournalBenchmark } from './trace-journal.js';
 import { decideOverheadBenchmark } from './decide-overhead.js';
 import { wasmRulesBenchmark } from './wasm-rules.js';
+import { interferenceBenchmark } from './interference.js';
 import { mcpLatencyBenchmark } from './mcp-latency.js';
 import { injectionBenchmark } from '../detection/injection.js';
 
@@ -48,5 +49,6 @@ export const MICRO_BENCHMARKS = [
   injectionBenchmark,
   decideOverheadBenchmark,
   wasmRulesBenchmark,
+  interferenceBenchmark,
   mcpLatencyBenchmark,
 ];
