@@ -201,6 +201,8 @@ export class GateClient {
         headers: { authorization: `Bearer ${this.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(this.timeoutMs),
+        // A redirect is an answer without a verdict, as it always was: the key is never carried elsewhere.
+        redirect: 'manual',
       });
       text = await res.text();
     } catch (err) {
