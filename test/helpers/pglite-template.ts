@@ -37,9 +37,11 @@ function initialisedDataDir(): Promise<string> {
   template ??= (async () => {
     await mkdir(CACHE, { recursive: true });
     const path = join(CACHE, `svc-test-pglite-${await pgliteVersion()}`);
-    if (await exists(join(path, COMPLETE))) return path;
-    // A template without its mark was damaged after it was made (renaming it into place is atomic).
-    if (await exists(path)) await rm(path, { recursive: true, force: true });
+    if (await exists(path)) {
+      // Renamed into place with its mark in it: one without the mark was damaged after it was made.
+      if (await exists(join(path, COMPLETE))) return path;
+      await rm(path, { recursive: true, force: true });
+    }
     const making = await mkdtemp(`${path}.making-`);
     const db = await PGlite.create(making);
     await db.close();
