@@ -8,6 +8,31 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/**
+ * The tool call the rule benchmarks time: a benign shell command every example rule allows, which
+ * runs no `rm` (so the `destructive-shell` copies, which declare it, are skipped).
+ */
+export const BENCH_RULE_CALL = {
+  kind: 'tool_call',
+  toolName: 'bash',
+  toolArguments: JSON.stringify({ command: 'git status && ls -la src/ | head -n 20' }),
+  toolInput: 'json',
+  model: 'gpt-4o-mini',
+  harness: 'claude-code',
+  session: 's-1',
+  workspace: 'bench',
+  text: null,
+};
+
+/**
+ * Throws unless a benchmark's first evaluation allowed the call with no rule failing: a timed
+ * loop of blocks or failures would measure something else.
+ * @param {{ action: string, failures: readonly unknown[] }} decision
+ */
+export function assertAllowed(decision) {
+  if (decision.action !== 'allow' || decision.failures.length > 0) throw new Error(`the benchmark call was not allowed: ${JSON.stringify(decision)}`);
+}
+
 const ASSEMBLY = fileURLToPath(new URL('../../assembly/', import.meta.url));
 const EXAMPLES = ['rules/destructive-shell.ts', 'rules/latest-image.ts', 'rules/force-push.ts', 'index.ts'];
 

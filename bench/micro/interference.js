@@ -12,19 +12,8 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { installedRulesDir, readInstalled } from '../lib/wasm-rules.js';
+import { assertAllowed, BENCH_RULE_CALL, installedRulesDir, readInstalled } from '../lib/wasm-rules.js';
 
-const RULE_CALL = {
-  kind: 'tool_call',
-  toolName: 'bash',
-  toolArguments: JSON.stringify({ command: 'git status && ls -la src/ | head -n 20' }),
-  toolInput: 'json',
-  model: 'gpt-4o-mini',
-  harness: 'claude-code',
-  session: 's-1',
-  workspace: 'bench',
-  text: null,
-};
 const BODY = JSON.stringify({
   model: 'gpt-4o-mini',
   messages: [{ role: 'user', content: 'Refactor the session cache so that entries expire after the configured idle time. '.repeat(16) }],
@@ -93,9 +82,8 @@ export const interferenceBenchmark = {
     const runner = new WasmRuleRunner({ memoryCapPages: 256, failurePolicy: 'closed', logger: createLogger('silent') });
     try {
       const set = buildSnapshot(await readInstalled(await installedRulesDir(10, work)));
-      const first = await runner.evaluate(set, /** @type {any} */ (RULE_CALL));
-      if (first.action !== 'allow' || first.failures.length > 0) throw new Error(`the benchmark call was not allowed: ${JSON.stringify(first)}`);
-      const rules = () => void runner.evaluate(set, /** @type {any} */ (RULE_CALL));
+      assertAllowed(await runner.evaluate(set, /** @type {any} */ (BENCH_RULE_CALL)));
+      const rules = () => void runner.evaluate(set, /** @type {any} */ (BENCH_RULE_CALL));
       const alone = timed(null);
       const afterRules = timed(rules);
       // As many iterations as take the rules' time.

@@ -11,22 +11,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { installedRulesDir, readInstalled } from '../lib/wasm-rules.js';
+import { assertAllowed, BENCH_RULE_CALL, installedRulesDir, readInstalled } from '../lib/wasm-rules.js';
 import { medianSeconds } from './timing.js';
 
-const CONTEXT = {
-  kind: 'tool_call',
-  toolName: 'bash',
-  toolArguments: JSON.stringify({ command: 'git status && ls -la src/ | head -n 20' }),
-  toolInput: 'json',
-  model: 'gpt-4o-mini',
-  harness: 'claude-code',
-  session: 's-1',
-  workspace: 'bench',
-  text: null,
-};
 /** A call every example rule allows and none can skip. */
-const RUNS_EVERY_RULE = { ...CONTEXT, toolArguments: JSON.stringify({ command: 'rm -rf ./build && git status && ls -la src/ | head -n 20' }) };
+const RUNS_EVERY_RULE = { ...BENCH_RULE_CALL, toolArguments: JSON.stringify({ command: 'rm -rf ./build && git status && ls -la src/ | head -n 20' }) };
 const ROUNDS = 5000;
 const WARM_UP = 50_000;
 
@@ -52,10 +41,9 @@ export const wasmRulesBenchmark = {
           const label = `${count} rule${count > 1 ? 's' : ''}${built}`;
           const set = buildSnapshot(all.slice(0, count));
           // One rule (a destructive-shell copy) is timed on the call that runs it; ten on both calls.
-          const calls = count === 1 ? { ', on a call that runs it': RUNS_EVERY_RULE } : { '': CONTEXT, ', a call that runs rm (none skipped)': RUNS_EVERY_RULE };
+          const calls = count === 1 ? { ', on a call that runs it': RUNS_EVERY_RULE } : { '': BENCH_RULE_CALL, ', a call that runs rm (none skipped)': RUNS_EVERY_RULE };
           for (const [which, call] of Object.entries(calls)) {
-            const first = await runner.evaluate(set, /** @type {any} */ (call));
-            if (first.action !== 'allow' || first.failures.length > 0) throw new Error(`the benchmark call was not allowed: ${JSON.stringify(first)}`);
+            assertAllowed(await runner.evaluate(set, /** @type {any} */ (call)));
             // WebAssembly is compiled optimised in the background once it has run a while: warm up long enough for that.
             for (let i = 0; i < WARM_UP; i++) void runner.evaluate(set, /** @type {any} */ (call));
             // The runner answers at once once its modules are metered; awaiting only adds a microtask.
@@ -70,7 +58,7 @@ export const wasmRulesBenchmark = {
             const m = meteredModule(r.sha256);
             if (m === undefined || 'error' in m) throw new Error(`${r.name} was not metered`);
             const instance = new RuleInstance(m.module, m.memory, 256, 2 ** 30);
-            instance.evaluate(new Subject(/** @type {any} */ (CONTEXT)));
+            instance.evaluate(new Subject(/** @type {any} */ (BENCH_RULE_CALL)));
             spent += instance.spent;
           }
           figures[`fuel spent, ${label}`] = spent;
