@@ -1,6 +1,7 @@
 import t from 'tap';
-import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { cp, readFile, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -69,4 +70,36 @@ t.test('each command module registers exactly the names it is loaded for', async
 t.test('a name two modules share gets both: svc policy has the rule commands and the workspace policy\'s', async (t) => {
   const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'policy', '--help']);
   for (const sub of ['compile', 'test', 'install', 'rollback', 'export']) t.match(stdout, new RegExp(`\\n  ${sub}\\b`), sub);
+});
+
+/** `svc gate hook claude-code` on an ordinary tool call, run from `cli` in `dir`: its exit code and the modules it loaded. */
+async function hookModules(dir: string, cli: string): Promise<{ code: number | null; modules: string }> {
+  const log = join(dir, 'modules.log');
+  const child = spawn(process.execPath, [cli, 'gate', 'hook', 'claude-code'], {
+    cwd: dir,
+    env: { ...process.env, SVC_HOME: dir, HOME: dir, SVC_TEST_MODULE_LOG: log, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${RECORD_MODULES}` },
+    stdio: ['pipe', 'ignore', 'ignore'],
+  });
+  child.stdin.end(JSON.stringify({ session_id: 's1', hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'ls' }, cwd: dir }));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, modules: await readFile(log, 'utf8') };
+}
+
+t.test('the hook gate runs from one bundled file: none of its modules or zod\'s are loaded one by one', async (t) => {
+  const { code, modules } = await hookModules(t.testdir(), CLI);
+  t.equal(code, 0, 'the call is allowed');
+  t.match(modules, /dist\/cli\/gate-hook\.bundle\.js/, 'the bundle');
+  for (const single of ['dist/gate/hook.js', 'dist/cli/gate-hook-command.js', 'node_modules/zod/', 'dist/cli/program.js']) {
+    t.notOk(modules.includes(single), `${single} is not loaded`);
+  }
+});
+
+t.test('a build without the bundle runs the hook gate from its modules', async (t) => {
+  const root = t.testdir();
+  await cp(join(CLI, '../..'), join(root, 'dist'), { recursive: true, filter: (path) => !path.endsWith('gate-hook.bundle.js') });
+  await symlink(join(CLI, '../../../node_modules'), join(root, 'node_modules'));
+  const { code, modules } = await hookModules(root, join(root, 'dist/cli/main.js'));
+  t.equal(code, 0, 'the call is allowed');
+  t.match(modules, /dist\/cli\/gate-hook-command\.js/);
+  t.notOk(modules.includes('gate-hook.bundle.js'));
 });
