@@ -52,11 +52,45 @@ export interface HookEventInput {
   readonly [detail: string]: unknown;
 }
 
-/** Why a fetch failed, as the socket said it (fetch itself only says "fetch failed"). */
-function fetchFailure(err: unknown, timeoutMs: number): string {
-  if (err instanceof DOMException && err.name === 'TimeoutError') return `no answer within ${timeoutMs} ms`;
-  const cause = (err as { cause?: unknown }).cause;
-  return cause instanceof Error ? cause.message : (err as Error).message;
+/** A control plane's answer past this many bytes is not read: none of its answers comes near it. */
+const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+
+/** Why a request failed, as the socket said it: both addresses' reasons when a name had two and neither answered. */
+function failureOf(err: unknown): string {
+  if (err instanceof AggregateError && err.message === '') return err.errors.map((e: Error) => e.message).join('; ');
+  return (err as Error).message;
+}
+
+/**
+ * One request to the control plane with node:http (node:https for an https URL), answered with
+ * its status and body text. Not `fetch`: Node loads its fetch on first use, about 30 ms of CPU
+ * for a process that lives for one tool call. A redirect is an answer like any other (never
+ * followed: the key is never carried elsewhere); the whole exchange is bounded by `timeoutMs`.
+ */
+async function send(url: URL, method: string, headers: Record<string, string>, body: string | undefined, timeoutMs: number): Promise<{ status: number; text: string }> {
+  const { request } = url.protocol === 'https:' ? await import('node:https') : await import('node:http');
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > MAX_ANSWER_BYTES) req.destroy(new Error(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`));
+        else chunks.push(chunk);
+      });
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+      });
+      res.on('error', () => undefined);
+    });
+    const timer = setTimeout(() => req.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    req.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    req.end(body);
+  });
 }
 
 function wouldBlockOf(w: Record<string, unknown>): { code: string | null; rule: string | null; reason: string | null } {
@@ -191,29 +225,21 @@ export class GateClient {
   }
 
   private async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-    // Node's own fetch: the hook is a process per tool call, and undici from node_modules costs it
-    // about 0.1 s of loading; fetch comes compiled into Node.
-    let res: Response;
-    let text: string;
+    let answer: { status: number; text: string };
     try {
-      res = await fetch(`${this.baseUrl}/api/v1${path}`, {
-        method,
-        headers: { authorization: `Bearer ${this.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(this.timeoutMs),
-        // A redirect is an answer without a verdict, as it always was: the key is never carried elsewhere.
-        redirect: 'manual',
-      });
-      text = await res.text();
+      const headers: Record<string, string> = { authorization: `Bearer ${this.apiKey}` };
+      if (body !== undefined) headers['content-type'] = 'application/json';
+      answer = await send(new URL(`${this.baseUrl}/api/v1${path}`), method, headers, body === undefined ? undefined : JSON.stringify(body), this.timeoutMs);
     } catch (err) {
-      throw new Error(fetchFailure(err, this.timeoutMs));
+      throw new Error(failureOf(err));
     }
+    const text = answer.text;
     let parsed: Record<string, unknown> = {};
     try {
       parsed = text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
     } catch {
       parsed = {};
     }
-    return { status: res.status, body: parsed };
+    return { status: answer.status, body: parsed };
   }
 }

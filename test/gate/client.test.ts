@@ -1,4 +1,8 @@
+import { execFile } from 'node:child_process';
 import { once } from 'node:events';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { createServer, type AddressInfo } from 'node:net';
 import t from 'tap';
 import { GateClient } from '../../src/gate/client.js';
@@ -54,4 +58,41 @@ t.test('a redirect is not followed: the key stays with the control plane it was 
   const client = new GateClient({ baseUrl: `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}`, apiKey: 'vk_test', timeoutMs: 30_000 });
   t.match(await client.hookGate('Bash', { command: 'ls' }), { kind: 'unavailable', reason: 'the hook gate answered 307 without a verdict' });
   t.same(seen, [], 'nothing reached the other server');
+});
+
+t.test('an answer past the size bound is not read', async (t) => {
+  const http = await import('node:http');
+  const huge = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    const more = () => {
+      while (res.write(chunk));
+    };
+    res.on('drain', more);
+    res.on('close', () => res.off('drain', more));
+    more();
+  });
+  huge.listen(0, '127.0.0.1');
+  await once(huge, 'listening');
+  t.teardown(() => huge.close());
+  const client = new GateClient({ baseUrl: `http://127.0.0.1:${(huge.address() as AddressInfo).port}`, apiKey: 'vk_test', timeoutMs: 30_000 });
+  t.match(await client.hookGate('Bash', { command: 'ls' }), { kind: 'unavailable', reason: /the answer is larger than 4194304 bytes$/ });
+});
+
+t.test('an https control plane is spoken to over TLS, and one whose certificate is not trusted gets no request', async (t) => {
+  const dir = t.testdir();
+  const [key, cert] = [join(dir, 'key.pem'), join(dir, 'cert.pem')];
+  await promisify(execFile)('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1']);
+  const https = await import('node:https');
+  let requests = 0;
+  const server = https.createServer({ key: await readFile(key), cert: await readFile(cert) }, (_req, res) => {
+    requests++;
+    res.end('{"verdict":"allow"}');
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.teardown(() => server.close());
+  const client = new GateClient({ baseUrl: `https://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: 'vk_test', timeoutMs: 30_000 });
+  t.match(await client.hookGate('Bash', { command: 'ls' }), { kind: 'unavailable', reason: /self-signed certificate/ });
+  t.equal(requests, 0, 'the key never left');
 });
