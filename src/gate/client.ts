@@ -70,25 +70,33 @@ function failureOf(err: unknown): string {
 async function send(url: URL, method: string, headers: Record<string, string>, body: string | undefined, timeoutMs: number): Promise<{ status: number; text: string }> {
   const { request } = url.protocol === 'https:' ? await import('node:https') : await import('node:http');
   return new Promise((resolve, reject) => {
+    let settled = false;
+    const settle = (err: Error | null, answer?: { status: number; text: string }) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (err === null) resolve(answer!);
+      else {
+        req.destroy();
+        reject(err);
+      }
+    };
     const req = request(url, { method, headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (chunk: Buffer) => {
         size += chunk.length;
-        if (size > MAX_ANSWER_BYTES) req.destroy(new Error(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`));
+        if (size > MAX_ANSWER_BYTES) settle(new Error(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`));
         else chunks.push(chunk);
       });
-      res.on('end', () => {
-        clearTimeout(timer);
-        resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
-      });
-      res.on('error', () => undefined);
+      res.on('end', () => settle(null, { status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      // An answer cut short: the response errs ('aborted') and closes without its end.
+      const cut = () => settle(new Error('the connection closed before the answer was complete'));
+      res.on('error', cut);
+      res.on('close', cut);
     });
-    const timer = setTimeout(() => req.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-    req.on('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
+    const timer = setTimeout(() => settle(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    req.on('error', (err) => settle(err));
     req.end(body);
   });
 }

@@ -96,3 +96,17 @@ t.test('an https control plane is spoken to over TLS, and one whose certificate 
   t.match(await client.hookGate('Bash', { command: 'ls' }), { kind: 'unavailable', reason: /self-signed certificate/ });
   t.equal(requests, 0, 'the key never left');
 });
+
+t.test('an answer cut short is a failure, at once, not a wait for the timeout', async (t) => {
+  const http = await import('node:http');
+  const cutting = http.createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+    res.write('{"verd', () => req.socket.destroy());
+  });
+  cutting.listen(0, '127.0.0.1');
+  await once(cutting, 'listening');
+  t.teardown(() => cutting.close());
+  // The timeout is the test's own: it would only be reached if the cut went unnoticed.
+  const client = new GateClient({ baseUrl: `http://127.0.0.1:${(cutting.address() as AddressInfo).port}`, apiKey: 'vk_test', timeoutMs: 120_000 });
+  t.match(await client.hookGate('Bash', { command: 'ls' }), { kind: 'unavailable', reason: 'the control plane could not be reached: the connection closed before the answer was complete' });
+});
