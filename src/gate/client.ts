@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { readStoredCredentials } from '../machine/credentials.js';
 import { appendEvents, eventLogPath } from './event-log.js';
 
@@ -68,7 +70,7 @@ function failureOf(err: unknown): string {
  * followed: the key is never carried elsewhere); the whole exchange is bounded by `timeoutMs`.
  */
 async function send(url: URL, method: string, headers: Record<string, string>, body: string | undefined, timeoutMs: number): Promise<{ status: number; text: string }> {
-  const { request } = url.protocol === 'https:' ? await import('node:https') : await import('node:http');
+  const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     let settled = false;
     const settle = (err: Error | null, answer?: { status: number; text: string }) => {

@@ -49,7 +49,7 @@ t.test('svc connect against a real control plane: the snapshot, a hook event, th
   t.ok(existsSync(join(home, '.svc', 'hooks', 'policy-snapshot.rules')), 'the snapshot appears');
 
   const hook = await svcWithStdin(['gate', 'hook', 'claude-code'], JSON.stringify({ session_id: 's1', tool_name: 'Bash', tool_input: { command: 'ls' }, cwd: work }), env);
-  t.equal(hook.code, 0);
+  t.equal(hook.code, 0, hook.stderr);
   const events = await cp.db.query<{ type: string }>("SELECT type FROM hook_events WHERE type = 'tool_allowed'");
   t.equal(events.length, 1, 'a hook event reached the control plane');
   t.match(JSON.parse(readFileSync(join(home, '.svc', 'events', 'last-claude-code.json'), 'utf8')), { at: /^20/ });

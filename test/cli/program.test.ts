@@ -1,7 +1,7 @@
 import t from 'tap';
 import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { cp, readFile, symlink } from 'node:fs/promises';
+import { cp, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
@@ -85,21 +85,48 @@ async function hookModules(dir: string, cli: string): Promise<{ code: number | n
   return { code, modules: await readFile(log, 'utf8') };
 }
 
-t.test('the hook gate runs from one bundled file: none of its modules or zod\'s are loaded one by one', async (t) => {
+/** Whether `loadHookBundle` from the build in `dist` takes its code cache, in a process of its own with no preloads. */
+async function cacheUsedIn(dist: string): Promise<boolean> {
+  const url = pathToFileURL(join(dist, 'cli/hook-bundle.js')).href;
+  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', `const { loadHookBundle } = await import(${JSON.stringify(url)}); console.log(loadHookBundle()?.cacheUsed);`], {
+    env: { ...process.env, NODE_OPTIONS: '' },
+  });
+  return stdout.trim() === 'true';
+}
+
+/** A copy of this build's dist/ in `root` (with node_modules linked), less the files `leaveOut` names. */
+async function copyOfBuild(root: string, leaveOut: (path: string) => boolean): Promise<string> {
+  await cp(join(CLI, '../..'), join(root, 'dist'), { recursive: true, filter: (path) => !leaveOut(path) });
+  await symlink(join(CLI, '../../../node_modules'), join(root, 'node_modules'));
+  return join(root, 'dist');
+}
+
+t.test('the hook gate runs from one precompiled file: none of its modules or zod\'s are loaded one by one', async (t) => {
   const { code, modules } = await hookModules(t.testdir(), CLI);
   t.equal(code, 0, 'the call is allowed');
-  t.match(modules, /dist\/cli\/gate-hook\.bundle\.js/, 'the bundle');
+  t.match(modules, /dist\/cli\/hook-bundle\.js/, 'the bundle\'s loader');
   for (const single of ['dist/gate/hook.js', 'dist/cli/gate-hook-command.js', 'node_modules/zod/', 'dist/cli/program.js']) {
     t.notOk(modules.includes(single), `${single} is not loaded`);
   }
+  t.ok(await cacheUsedIn(join(CLI, '../..')), 'the code cache the build made is taken');
+});
+
+t.test('a bundle changed after its code cache was made is compiled afresh, not run from the cache', async (t) => {
+  const root = t.testdir();
+  const dist = await copyOfBuild(root, () => false);
+  // The same length: V8 alone would take the cache and run the old code.
+  const bundle = join(dist, 'cli/gate-hook.bundle.cjs');
+  const text = await readFile(bundle, 'utf8');
+  await writeFile(bundle, text.replace('the hook input is not JSON', 'the hook input is not Json'));
+  t.notOk(await cacheUsedIn(dist), 'the cache is not taken');
+  const { code } = await hookModules(root, join(dist, 'cli/main.js'));
+  t.equal(code, 0, 'the hook still answers');
 });
 
 t.test('a build without the bundle runs the hook gate from its modules', async (t) => {
   const root = t.testdir();
-  await cp(join(CLI, '../..'), join(root, 'dist'), { recursive: true, filter: (path) => !path.endsWith('gate-hook.bundle.js') });
-  await symlink(join(CLI, '../../../node_modules'), join(root, 'node_modules'));
-  const { code, modules } = await hookModules(root, join(root, 'dist/cli/main.js'));
+  const dist = await copyOfBuild(root, (path) => /gate-hook\.bundle\./.test(path));
+  const { code, modules } = await hookModules(root, join(dist, 'cli/main.js'));
   t.equal(code, 0, 'the call is allowed');
   t.match(modules, /dist\/cli\/gate-hook-command\.js/);
-  t.notOk(modules.includes('gate-hook.bundle.js'));
 });
