@@ -69,7 +69,7 @@ function failureOf(err: unknown): string {
  * for a process that lives for one tool call. A redirect is an answer like any other (never
  * followed: the key is never carried elsewhere); the whole exchange is bounded by `timeoutMs`.
  */
-async function send(url: URL, method: string, headers: Record<string, string>, body: string | undefined, timeoutMs: number): Promise<{ status: number; text: string }> {
+function send(url: URL, method: string, headers: Record<string, string>, body: string | undefined, timeoutMs: number): Promise<{ status: number; text: string }> {
   const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     let settled = false;
