@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { z } from 'zod';
 import { ControlPlaneApi } from '../config/control-plane-api.js';
 import { describeZodError } from '../config/runtime.js';
-import { HOOK_HARNESSES } from '../gate/hook.js';
+import { HOOK_HARNESSES, hookHarnessOrExit } from '../gate/hook-answer.js';
 import { runHookCommand } from './gate-hook-command.js';
 import { codexRules as compileCodexRules } from '../gate/codex-rules.js';
 import { loadSnapshot } from '../gate/snapshot.js';
@@ -49,7 +49,7 @@ export function registerGateCommands(program: Command, fail: (err: unknown) => n
     .command('hook')
     .description(`run the gate as a harness's pre-tool hook: the call on stdin, the answer in the harness's hook protocol (${HOOK_HARNESSES.join(', ')})`)
     .argument('<harness>', HOOK_HARNESSES.join(' or '))
-    .action((harness: string) => runHookCommand(harness));
+    .action((harness: string) => runHookCommand(hookHarnessOrExit(harness)));
 
   const gates = program.command('gates').description("the gate hooks of this machine's harnesses and the policy snapshot they read");
   for (const mode of ['install', 'uninstall'] as const) {

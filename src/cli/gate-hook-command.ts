@@ -1,23 +1,16 @@
-import { HOOK_HARNESSES, runHook, type HookHarness } from '../gate/hook.js';
+import { runHook } from '../gate/hook.js';
+import { deliver, failedGateAnswer, type HookHarness } from '../gate/hook-answer.js';
 import { readStdin } from './stdin.js';
 
 /** A hook's input past this is refused unread (a tool call's arguments are bounded at 1 MiB, its command at 256 KiB). */
 const MAX_HOOK_INPUT = 4 * 1024 * 1024;
 
-/** `svc gate hook <harness>`: the call on stdin, the answer in the harness's hook protocol, the exit code it reads. */
-export async function runHookCommand(harness: string): Promise<never> {
-  if (!(HOOK_HARNESSES as readonly string[]).includes(harness)) {
-    process.stderr.write(`svc: unknown harness '${harness}': ${HOOK_HARNESSES.join(', ')}\n`);
-    process.exit(2);
-  }
+/** `svc gate hook <harness>` for a known harness: the call on stdin, the answer in its hook protocol, the exit code it reads. */
+export async function runHookCommand(harness: HookHarness): Promise<never> {
   try {
     const stdin = await readStdin(MAX_HOOK_INPUT);
-    const answer = await runHook(harness as HookHarness, stdin ?? '', process.env);
-    if (answer.stdout !== '') process.stdout.write(`${answer.stdout}\n`);
-    if (answer.stderr !== '') process.stderr.write(`${answer.stderr}\n`);
-    process.exit(answer.exitCode);
+    deliver(await runHook(harness, stdin ?? '', process.env));
   } catch (err) {
-    process.stderr.write(`svc gate hook: ${(err as Error).message}\n`);
-    process.exit(2);
+    deliver(failedGateAnswer(harness, err));
   }
 }

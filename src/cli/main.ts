@@ -4,9 +4,20 @@
 // file `npm run build` bundles (from the modules themselves when a build left it out).
 const [, , command, sub, harness] = process.argv;
 if (command === 'gate' && sub === 'hook' && harness !== undefined && !harness.startsWith('-')) {
-  const { loadHookBundle } = await import('./hook-bundle.js');
-  const { runHookCommand } = loadHookBundle()?.module ?? (await import('./gate-hook-command.js'));
-  await runHookCommand(harness);
+  await runHookGate(harness);
 } else {
   await import('./program.js');
+}
+
+async function runHookGate(harness: string): Promise<void> {
+  // The harness protocol loads first and alone: a gate that cannot load still refuses in it.
+  const { deliver, failedGateAnswer, hookHarnessOrExit } = await import('../gate/hook-answer.js');
+  const known = hookHarnessOrExit(harness);
+  const hook = await loadHookCommand().catch((err: unknown) => deliver(failedGateAnswer(known, err)));
+  await hook.runHookCommand(known);
+}
+
+async function loadHookCommand(): Promise<typeof import('./gate-hook-command.js')> {
+  const { loadHookBundle } = await import('./hook-bundle.js');
+  return loadHookBundle()?.module ?? import('./gate-hook-command.js');
 }

@@ -5,16 +5,14 @@ import { svcHome } from '../lib/paths.js';
 import { captureFlaggedCall } from '../machine/rollback.js';
 import { GateClient, type HookEventInput } from './client.js';
 import { Gate } from './gate.js';
-import { GATE_DEADLINE_MS, SvcGateHold, SvcGateRefusal } from './refusals.js';
+import { answer, type HookAnswer, type HookHarness } from './hook-answer.js';
+import { GATE_DEADLINE_MS, SvcGateRefusal } from './refusals.js';
 
 /**
  * Gates as a harness's hook (`svc gate hook <harness>`): the harness runs the command before each
  * tool call with the call on stdin; the answer is the harness's own hook protocol. The whole
  * decision has GATE_DEADLINE_MS (one second under the harnesses' 10-second hook timeout).
  */
-
-export const HOOK_HARNESSES = ['claude-code', 'cursor', 'gemini'] as const;
-export type HookHarness = (typeof HOOK_HARNESSES)[number];
 
 /** The last gate event of a harness on this machine (read by the inventory): when, and when with guards disabled. */
 export function gateEventFile(env: NodeJS.ProcessEnv, harness: string): string {
@@ -33,12 +31,6 @@ async function recordGateEvent(env: NodeJS.ProcessEnv, harness: HookHarness): Pr
   const guardsDisabledAt = env.SVC_GUARD_DISABLE === '1' ? at : previous.guardsDisabledAt;
   await mkdir(dirname(file), { recursive: true, mode: 0o700 });
   await writeFile(file, JSON.stringify({ at, ...(guardsDisabledAt === undefined ? {} : { guardsDisabledAt }) }));
-}
-
-export interface HookAnswer {
-  readonly exitCode: number;
-  readonly stdout: string;
-  readonly stderr: string;
 }
 
 const claudeInput = z.looseObject({ session_id: z.string().max(256).optional(), cwd: z.string().max(4096).optional(), tool_name: z.string().min(1).max(256), tool_input: z.unknown().default({}) });
@@ -93,25 +85,6 @@ function safeJson(text: string): unknown {
   }
 }
 
-/** The harness's answer to a refusal (or hold) or an allow. */
-function answer(harness: HookHarness, refusal: SvcGateRefusal | null): HookAnswer {
-  if (harness === 'cursor') {
-    const body = refusal === null ? { permission: 'allow' } : { permission: 'deny', userMessage: refusal.message, agentMessage: refusal.message };
-    return { exitCode: 0, stdout: JSON.stringify(body), stderr: '' };
-  }
-  if (harness === 'gemini') {
-    // Gemini CLI: `decision: deny` sends the reason to the agent as the tool's error; the turn goes on.
-    return refusal === null ? { exitCode: 0, stdout: '{}', stderr: '' } : { exitCode: 0, stdout: JSON.stringify({ decision: 'deny', reason: refusal.message }), stderr: '' };
-  }
-  if (refusal === null) return { exitCode: 0, stdout: '', stderr: '' };
-  // A hold is denied, not asked: the person at the keyboard is the requester, who may not approve their own hold.
-  if (refusal instanceof SvcGateHold) {
-    const output = { hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: refusal.message } };
-    return { exitCode: 0, stdout: JSON.stringify(output), stderr: '' };
-  }
-  // Exit 2: Claude Code refuses the call and hands stderr to the model.
-  return { exitCode: 2, stdout: '', stderr: refusal.message };
-}
 
 /**
  * Runs the gate for one hook invocation. The client comes from the environment or `svc login`'s

@@ -130,3 +130,26 @@ t.test('a build without the bundle runs the hook gate from its modules', async (
   t.equal(code, 0, 'the call is allowed');
   t.match(modules, /dist\/cli\/gate-hook-command\.js/);
 });
+
+t.test('a hook gate that cannot load refuses the call in the harness\'s own protocol, as failClosed\'s default says', async (t) => {
+  const root = t.testdir();
+  const dist = await copyOfBuild(root, () => false);
+  await writeFile(join(dist, 'cli/gate-hook.bundle.cjs'), "throw new Error('a broken build');\n");
+  const call = JSON.stringify({ session_id: 's1', tool_name: 'Bash', tool_input: { command: 'ls' }, command: 'ls', cwd: root });
+  const run = async (harness: string) => {
+    const child = spawn(process.execPath, [join(dist, 'cli/main.js'), 'gate', 'hook', harness], { cwd: root, env: { ...process.env, SVC_HOME: root, HOME: root }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.stdin.end(call);
+    const [code] = (await once(child, 'exit')) as [number | null];
+    return { code, stdout, stderr };
+  };
+  const claude = await run('claude-code');
+  t.equal(claude.code, 2, 'Claude Code: exit 2 refuses the call');
+  t.match(claude.stderr, /^\[Svc Governance\] BLOCKED: HOOK_GATE: GOVERNANCE_UNAVAILABLE: the hook gate failed: a broken build\./);
+  const cursor = await run('cursor');
+  t.equal(cursor.code, 0);
+  t.match(JSON.parse(cursor.stdout), { permission: 'deny', agentMessage: /GOVERNANCE_UNAVAILABLE: the hook gate failed: a broken build/ });
+});
