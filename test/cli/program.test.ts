@@ -1,11 +1,11 @@
 import t from 'tap';
-import { execFile, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { execFile } from 'node:child_process';
 import { cp, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { CLI, spawnProxy } from '../helpers/proxy.js';
+import { svcWithStdin } from '../helpers/wasm.js';
 
 const RECORD_MODULES = pathToFileURL(join(import.meta.dirname, '../fixtures/cli/record-modules.mjs')).href;
 
@@ -73,15 +73,11 @@ t.test('a name two modules share gets both: svc policy has the rule commands and
 });
 
 /** `svc gate hook claude-code` on an ordinary tool call, run from `cli` in `dir`: its exit code and the modules it loaded. */
-async function hookModules(dir: string, cli: string): Promise<{ code: number | null; modules: string }> {
+async function hookModules(dir: string, cli: string): Promise<{ code: number; modules: string }> {
   const log = join(dir, 'modules.log');
-  const child = spawn(process.execPath, [cli, 'gate', 'hook', 'claude-code'], {
-    cwd: dir,
-    env: { ...process.env, SVC_HOME: dir, HOME: dir, SVC_TEST_MODULE_LOG: log, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${RECORD_MODULES}` },
-    stdio: ['pipe', 'ignore', 'ignore'],
-  });
-  child.stdin.end(JSON.stringify({ session_id: 's1', hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'ls' }, cwd: dir }));
-  const [code] = (await once(child, 'exit')) as [number | null];
+  const call = JSON.stringify({ session_id: 's1', hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'ls' }, cwd: dir });
+  const env = { SVC_HOME: dir, HOME: dir, SVC_TEST_MODULE_LOG: log, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${RECORD_MODULES}` };
+  const { code } = await svcWithStdin(['gate', 'hook', 'claude-code'], call, env, dir, cli);
   return { code, modules: await readFile(log, 'utf8') };
 }
 
@@ -136,16 +132,7 @@ t.test('a hook gate that cannot load refuses the call in the harness\'s own prot
   const dist = await copyOfBuild(root, () => false);
   await writeFile(join(dist, 'cli/gate-hook.bundle.cjs'), "throw new Error('a broken build');\n");
   const call = JSON.stringify({ session_id: 's1', tool_name: 'Bash', tool_input: { command: 'ls' }, command: 'ls', cwd: root });
-  const run = async (harness: string) => {
-    const child = spawn(process.execPath, [join(dist, 'cli/main.js'), 'gate', 'hook', harness], { cwd: root, env: { ...process.env, SVC_HOME: root, HOME: root }, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.stdin.end(call);
-    const [code] = (await once(child, 'exit')) as [number | null];
-    return { code, stdout, stderr };
-  };
+  const run = (harness: string) => svcWithStdin(['gate', 'hook', harness], call, { SVC_HOME: root, HOME: root }, root, join(dist, 'cli/main.js'));
   const claude = await run('claude-code');
   t.equal(claude.code, 2, 'Claude Code: exit 2 refuses the call');
   t.match(claude.stderr, /^\[Svc Governance\] BLOCKED: HOOK_GATE: GOVERNANCE_UNAVAILABLE: the hook gate failed: a broken build\./);

@@ -272,8 +272,8 @@ export interface CliResult {
 }
 
 /** The real `svc` command from dist/ with `stdin` written to it (a hook's input, a password). */
-export async function svcWithStdin(args: string[], stdin: string, env: NodeJS.ProcessEnv, cwd?: string): Promise<CliResult> {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+export async function svcWithStdin(args: string[], stdin: string, env: NodeJS.ProcessEnv, cwd?: string, cli = CLI): Promise<CliResult> {
+  const child = spawn(process.execPath, [cli, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
