@@ -1,5 +1,6 @@
 import { runHook } from '../gate/hook.js';
-import { deliver, failedGateAnswer, type HookHarness } from '../gate/hook-answer.js';
+import { failedGateAnswer, type HookHarness } from '../gate/hook-answer.js';
+import { deliver } from './hook-process.js';
 import { readStdin } from './stdin.js';
 
 /** A hook's input past this is refused unread (a tool call's arguments are bounded at 1 MiB, its command at 256 KiB). */

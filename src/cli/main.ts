@@ -11,7 +11,7 @@ if (command === 'gate' && sub === 'hook' && harness !== undefined && !harness.st
 
 async function runHookGate(harness: string): Promise<void> {
   // The harness protocol loads first and alone: a gate that cannot load still refuses in it.
-  const { deliver, failedGateAnswer, hookHarnessOrExit } = await import('../gate/hook-answer.js');
+  const [{ failedGateAnswer }, { deliver, hookHarnessOrExit }] = await Promise.all([import('../gate/hook-answer.js'), import('./hook-process.js')]);
   const known = hookHarnessOrExit(harness);
   const hook = await loadHookCommand().catch((err: unknown) => deliver(failedGateAnswer(known, err)));
   await hook.runHookCommand(known);

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { createRequire } from 'node:module';
 import { readStoredCredentials } from '../machine/credentials.js';
 import { appendEvents, eventLogPath } from './event-log.js';
 
@@ -54,6 +53,13 @@ export interface HookEventInput {
   readonly [detail: string]: unknown;
 }
 
+/**
+ * Loads node:http or node:https when a request is first made: a hook process with no control
+ * plane to ask loads neither (a few ms each). Not `import()`: the hook runs bundled as a script,
+ * which has no loader for one.
+ */
+const load = createRequire(import.meta.url);
+
 /** A control plane's answer past this many bytes is not read: none of its answers comes near it. */
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 
@@ -70,7 +76,7 @@ function failureOf(err: unknown): string {
  * followed: the key is never carried elsewhere); the whole exchange is bounded by `timeoutMs`.
  */
 function send(url: URL, method: string, headers: Record<string, string>, body: string | undefined, timeoutMs: number): Promise<{ status: number; text: string }> {
-  const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  const { request } = load(url.protocol === 'https:' ? 'node:https' : 'node:http') as typeof import('node:http');
   return new Promise((resolve, reject) => {
     let settled = false;
     const settle = (err: Error | null, answer?: { status: number; text: string }) => {

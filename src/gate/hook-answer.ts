@@ -7,13 +7,6 @@ import { SvcGateHold, SvcGateRefusal } from './refusals.js';
 export const HOOK_HARNESSES = ['claude-code', 'cursor', 'gemini'] as const;
 export type HookHarness = (typeof HOOK_HARNESSES)[number];
 
-/** `name` as a harness the hook speaks to; an unknown one ends the process with exit 2 and the names it knows. */
-export function hookHarnessOrExit(name: string): HookHarness {
-  if ((HOOK_HARNESSES as readonly string[]).includes(name)) return name as HookHarness;
-  process.stderr.write(`svc: unknown harness '${name}': ${HOOK_HARNESSES.join(', ')}\n`);
-  process.exit(2);
-}
-
 export interface HookAnswer {
   readonly exitCode: number;
   readonly stdout: string;
@@ -46,11 +39,4 @@ export function answer(harness: HookHarness, refusal: SvcGateRefusal | null): Ho
  */
 export function failedGateAnswer(harness: HookHarness, err: unknown): HookAnswer {
   return answer(harness, new SvcGateRefusal('HOOK_GATE', `GOVERNANCE_UNAVAILABLE: the hook gate failed: ${(err as Error).message}.`, 'hook_gate'));
-}
-
-/** Writes an answer as the harness reads it and ends the process with its exit code. */
-export function deliver(answer: HookAnswer): never {
-  if (answer.stdout !== '') process.stdout.write(`${answer.stdout}\n`);
-  if (answer.stderr !== '') process.stderr.write(`${answer.stderr}\n`);
-  process.exit(answer.exitCode);
 }

@@ -9,14 +9,15 @@ import { svcWithStdin } from '../helpers/wasm.js';
 
 const RECORD_MODULES = pathToFileURL(join(import.meta.dirname, '../fixtures/cli/record-modules.mjs')).href;
 
-t.test('svc proxy loads the proxy, not the other commands\' modules', async (t) => {
-  const dir = t.testdir();
+/** The environment of an `svc` run whose home is `dir` and which logs every module it loads to `log`, one URL a line. */
+function recordingModules(dir: string): { env: NodeJS.ProcessEnv; log: string } {
   const log = join(dir, 'modules.log');
-  const proxy = await spawnProxy(t, ['--io-threads', '1'], {
-    SVC_HOME: dir,
-    SVC_TEST_MODULE_LOG: log,
-    NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${RECORD_MODULES}`,
-  });
+  return { log, env: { SVC_HOME: dir, HOME: dir, SVC_TEST_MODULE_LOG: log, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${RECORD_MODULES}` } };
+}
+
+t.test('svc proxy loads the proxy, not the other commands\' modules', async (t) => {
+  const { env, log } = recordingModules(t.testdir());
+  const proxy = await spawnProxy(t, ['--io-threads', '1'], env);
   proxy.child.kill('SIGTERM');
   t.equal(await proxy.exited, 0);
   const modules = await readFile(log, 'utf8');
@@ -36,11 +37,8 @@ t.test('every other command is still registered', async (t) => {
 /** The modules a run of `svc args…` loads, one URL a line. */
 async function modulesOf(t: { testdir(): string }, args: string[]): Promise<string> {
   const dir = t.testdir();
-  const log = join(dir, 'modules.log');
-  await promisify(execFile)(process.execPath, [CLI, ...args], {
-    cwd: dir,
-    env: { ...process.env, SVC_HOME: dir, HOME: dir, SVC_TEST_MODULE_LOG: log, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${RECORD_MODULES}` },
-  });
+  const { env, log } = recordingModules(dir);
+  await promisify(execFile)(process.execPath, [CLI, ...args], { cwd: dir, env: { ...process.env, ...env } });
   return readFile(log, 'utf8');
 }
 
@@ -74,9 +72,8 @@ t.test('a name two modules share gets both: svc policy has the rule commands and
 
 /** `svc gate hook claude-code` on an ordinary tool call, run from `cli` in `dir`: its exit code and the modules it loaded. */
 async function hookModules(dir: string, cli: string): Promise<{ code: number; modules: string }> {
-  const log = join(dir, 'modules.log');
+  const { env, log } = recordingModules(dir);
   const call = JSON.stringify({ session_id: 's1', hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'ls' }, cwd: dir });
-  const env = { SVC_HOME: dir, HOME: dir, SVC_TEST_MODULE_LOG: log, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${RECORD_MODULES}` };
   const { code } = await svcWithStdin(['gate', 'hook', 'claude-code'], call, env, dir, cli);
   return { code, modules: await readFile(log, 'utf8') };
 }
