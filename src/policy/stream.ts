@@ -340,6 +340,11 @@ function withLiteral(raw: string, start: number, end: number, text: string): str
   return raw.slice(0, start) + JSON.stringify(text) + raw.slice(end) + '\n\n';
 }
 
+/** Whether an event's text is only blank lines (as between events separated by more than one). */
+function isBlank(raw: string): boolean {
+  return raw.length === 0 || raw.trim() === '';
+}
+
 function serialise(event: ParsedEvent): string {
   return (event.name !== null ? `event: ${event.name}\n` : '') + `data: ${JSON.stringify(event.data)}\n\n`;
 }
@@ -381,35 +386,61 @@ export class StreamRedactor {
     return Object.keys(policy.pii).length > 0;
   }
 
-  /** Rewrites a run of complete SSE events (`text` is `events` decoded, when the caller has it). */
+  /**
+   * Rewrites a run of complete SSE events (`text` is `events` decoded, when the caller has it).
+   * Consecutive events of one run are taken in together: they leave in this one write, so text
+   * held between them would be held for nothing, and only the last carries what stays back.
+   */
   push(events: Buffer, text = events.toString('utf8')): Buffer {
     let out = '';
     let changed = false;
+    let batch: ShapedEvent[] = [];
     const crlf = text.includes('\r');
+    const releaseBatch = (): void => {
+      const rewritten = this.rewriteBatch(batch);
+      if (rewritten === null) for (const event of batch) out += event.raw + '\n\n';
+      else {
+        out += rewritten;
+        changed = true;
+      }
+      batch = [];
+    };
     for (const raw of crlf ? text.split(/\n\n|\r\n\r\n/) : text.split('\n\n')) {
-      if (raw.trim() === '') continue;
-      const rewritten = this.rewriteRaw(raw, crlf);
+      if (isBlank(raw)) continue;
+      const shaped = crlf ? null : this.shapedEvent(raw);
+      if (batch.length > 0 && shaped?.run !== batch[0]!.run) releaseBatch();
+      if (shaped !== null) {
+        batch.push(shaped);
+        continue;
+      }
+      const rewritten = this.rewriteParsed(raw, crlf);
       if (rewritten === null) out += raw + '\n\n';
       else {
         out += rewritten;
         changed = true;
       }
     }
+    if (batch.length > 0) releaseBatch();
     return changed ? Buffer.from(out) : events;
   }
 
-  /** The new text of one event (with any flushed channels before it), or null when it goes out unchanged. */
-  private rewriteRaw(raw: string, crlf: boolean): string | null {
-    const shaped = crlf || this.run === null ? null : this.run.shape.match(raw);
-    if (shaped !== null && this.verified(this.run!, raw)) return this.rewriteShaped(raw, shaped, this.run!);
-    if (!crlf && this.knownMisses < MAX_KNOWN_MISSES) {
-      const known = knownRunOf(raw);
-      if (known !== null) {
-        this.run = ownRun(known.run, raw);
-        return this.rewriteShaped(raw, known.delta, this.run);
-      }
+  /** `raw` as an event of the current run, or of a run known from earlier streams; null when it is of neither. */
+  private shapedEvent(raw: string): ShapedEvent | null {
+    const run = this.run;
+    const shaped = run === null ? null : run.shape.match(raw);
+    if (shaped !== null && this.verified(run!, raw)) return { raw, delta: shaped, run: this.run! };
+    if (this.knownMisses >= MAX_KNOWN_MISSES) return null;
+    const known = knownRunOf(raw);
+    if (known === null) {
       this.knownMisses++;
+      return null;
     }
+    this.run = ownRun(known.run, raw);
+    return { raw, delta: known.delta, run: this.run };
+  }
+
+  /** The new text of an event of no run (with any flushed channels before it), or null when it goes out unchanged. */
+  private rewriteParsed(raw: string, crlf: boolean): string | null {
     const event = parseEvent(crlf ? raw.replace(/\r\n/g, '\n') : raw);
     if (event !== null) return this.rewrite(event, raw, !crlf && this.fruitlessShapes < MAX_FRUITLESS_SHAPES);
     // Whatever is still held belongs before the end of the stream, where a client still reads it.
@@ -417,10 +448,32 @@ export class StreamRedactor {
     return held === '' ? null : held + raw + '\n\n';
   }
 
-  /** An event of the run's shape: its delta taken in without parsing the event, and edited in place. */
-  private rewriteShaped(raw: string, shaped: ShapedDelta, run: ShapedRun): string | null {
-    const released = this.admit(run.delta, { raw, delta: shaped, run }, shaped.text, false);
-    return released === shaped.text ? null : withLiteral(raw, shaped.start, shaped.end, released);
+  /**
+   * Events of one run, in a row: their deltas taken in as one, and each edited in place to carry
+   * its part of what is released, by position (the last carries the rest), or null when none changed.
+   */
+  private rewriteBatch(batch: readonly ShapedEvent[]): string | null {
+    const run = batch[0]!.run;
+    const held = this.channels.get(run.delta.channel)?.held ?? '';
+    let incoming = '';
+    for (const event of batch) incoming += event.delta.text;
+    const released = this.admit(run.delta, batch.at(-1)!, incoming, false);
+    let out = '';
+    let changed = false;
+    let from = 0;
+    let to = held.length;
+    for (let i = 0; i < batch.length; i++) {
+      const { raw, delta } = batch[i]!;
+      to += delta.text.length;
+      const text = i === batch.length - 1 ? released.slice(from) : released.slice(from, to);
+      from = Math.min(to, released.length);
+      if (text === delta.text) out += raw + '\n\n';
+      else {
+        out += withLiteral(raw, delta.start, delta.end, text);
+        changed = true;
+      }
+    }
+    return changed ? out : null;
   }
 
   /**

@@ -35,12 +35,17 @@ function run(redactor: StreamRedactor, frames: string[]): { text: string; raw: s
   let raw = '';
   for (const f of frames) raw += redactor.push(Buffer.from(f)).toString();
   raw += redactor.finish()?.toString() ?? '';
+  return { text: assembled(raw), raw };
+}
+
+/** The text a client assembles from a stream's events. */
+function assembled(raw: string): string {
   let text = '';
   for (const line of raw.split('\n')) {
     if (!line.startsWith('data: ') || line === 'data: [DONE]') continue;
     text += textOf(JSON.parse(line.slice(6)) as StreamEvent);
   }
-  return { text, raw };
+  return text;
 }
 
 t.test('a card number split across three SSE frames is redacted in the stream', async (t) => {
@@ -319,4 +324,38 @@ t.test('held text after a run whose events carry more than their text goes out i
     const flushed = raw.split('\n\n').find((e) => e.includes('[REDACTED'))!;
     t.same(JSON.parse(flushed.slice(6)), { id: 'c1', choices: [{ index: 0, delta: { content: '[REDACTED:pii.email]' }, finish_reason: null }] }, `${round}: no role in the released event`);
   }
+});
+
+/** All five detectors redacting: prose is held too, a trailing word being an address's possible start. */
+const allFive = () => policy({ piiDetectors: { 'pii.card': 'redact', 'pii.iban': 'redact', 'pii.ssn': 'redact', 'pii.email': 'redact', 'pii.phone': 'redact' } });
+
+t.test('deltas that arrive in one read are taken in together: only what the read ends with is held', async (t) => {
+  const words = ['Deploy', 'ing the', ' new', ' build', ' today'];
+  const together = run(new StreamRedactor(allFive()), [words.map((w) => chunk(w)).join('') + finish]);
+  t.equal(together.text, words.join(''));
+  for (const w of [' new', ' build']) t.ok(together.raw.includes(chunk(w)), `${JSON.stringify(w)} goes out as the provider sent it`);
+
+  const apart = run(new StreamRedactor(allFive()), [...words.map((w) => chunk(w)), finish]);
+  t.equal(apart.text, words.join(''));
+  t.notOk(apart.raw.includes(chunk(' new')), 'read by read, each delta carries the word held from the one before');
+});
+
+t.test('a value split across deltas of one read, or across the end of a read, is redacted whole', async (t) => {
+  const email = run(new StreamRedactor(allFive()), [[chunk('write to bo'), chunk('b.smith@exa'), chunk('mple.com today')].join('') + finish]);
+  t.equal(email.text, 'write to [REDACTED:pii.email] today');
+  t.notMatch(email.raw, /bob|smith|@exa|example/);
+
+  const card = run(new StreamRedactor(allFive()), [chunk('card 4539') + chunk(' 1488 03'), chunk('43 6467') + chunk(' is yours') + finish]);
+  t.equal(card.text, 'card [REDACTED:pii.card] is yours');
+  t.notMatch(card.raw, /4539|1488|0343|6467/);
+
+  const known = new StreamRedactor(allFive());
+  run(known, [chunk('a first stream makes the shape known'), chunk(' to the next'), finish]);
+  const read = [chunk('SSN: 536'), chunk('22'), chunk('1234 on file')].join('');
+  const redactor = new StreamRedactor(allFive());
+  const { result: raw, parses } = await countingParses(() => redactor.push(Buffer.from(read)).toString());
+  t.equal(parses, 0, 'no delta parsed: the shape is known');
+  const whole = raw + run(redactor, [finish]).raw;
+  t.equal(assembled(whole), 'SSN: [REDACTED:pii.ssn] on file');
+  t.notMatch(whole, /536|1234/);
 });
