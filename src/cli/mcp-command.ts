@@ -4,11 +4,8 @@ import { describeZodError } from '../config/runtime.js';
 import { ConfigError } from '../lib/errors.js';
 import { createLogger } from '../lib/logger.js';
 import { svcHome } from '../lib/paths.js';
-import { runWrap } from '../mcp/wrap.js';
 import type { GovernanceOptions, GovernanceSources } from '../mcp/governance-setup.js';
-import { startMcpDaemon } from '../mcp/daemon/server.js';
 import { daemonSocketPath } from '../mcp/daemon/protocol.js';
-import { startHttpProxy } from '../mcp/http-proxy.js';
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { MCP_HARNESSES, mcpConfigTargets, rewriteMcpConfigs, type FileChange } from '../machine/mcp-install.js';
@@ -110,7 +107,7 @@ function report(changes: readonly FileChange[], mode: 'install' | 'uninstall', d
   return `${lines.length > 0 ? lines.join('\n') : `no MCP server entries to ${mode === 'install' ? 'wrap' : 'restore'}`}\n`;
 }
 
-/** `svc mcp …`: MCP governance. */
+/** `svc mcp …`: MCP governance. Each command loads its own modules when it runs (a wrapper starts its server first). */
 export function registerMcpCommands(program: Command, fail: (err: unknown) => never): void {
   const mcp = program.command('mcp').description('govern MCP servers: every tools/call is judged by the workspace settings');
   withGovernanceOptions(mcp.command('wrap').description('run a stdio MCP server behind the governance proxy; a harness runs this in place of the server'))
@@ -120,7 +117,9 @@ export function registerMcpCommands(program: Command, fail: (err: unknown) => ne
       const env = process.env;
       const parsed = governanceFlags.safeParse(governanceInput(opts, env));
       if (!parsed.success) fail(new ConfigError(`invalid option: ${describeZodError(parsed.error)}`));
-      runWrap({ ...governanceOptions(parsed.data, env), command, args }).then((status) => process.exit(status), fail);
+      import('../mcp/wrap.js')
+        .then(({ runWrap }) => runWrap({ ...governanceOptions(parsed.data, env), command, args }))
+        .then((status) => process.exit(status), fail);
     });
   for (const mode of ['install', 'uninstall'] as const) {
     mcp
@@ -159,10 +158,12 @@ export function registerMcpCommands(program: Command, fail: (err: unknown) => ne
       if (!parsed.success) fail(new ConfigError(`invalid option: ${describeZodError(parsed.error)}`));
       const { url, host, port, transport } = parsed.data;
       const server = governance.data.server;
-      startHttpProxy({ ...governanceOptions(governance.data, env), upstream: new URL(url), transport, host, port }).then((running) => {
-        process.stdout.write(`svc mcp proxy: ${server} at ${running.url} -> ${url}\n`);
-        for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void running.close().then(() => process.exit(0)));
-      }, fail);
+      import('../mcp/http-proxy.js')
+        .then(({ startHttpProxy }) => startHttpProxy({ ...governanceOptions(governance.data, env), upstream: new URL(url), transport, host, port }))
+        .then((running) => {
+          process.stdout.write(`svc mcp proxy: ${server} at ${running.url} -> ${url}\n`);
+          for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void running.close().then(() => process.exit(0)));
+        }, fail);
     });
   withSourceOptions(
     mcp
@@ -177,9 +178,11 @@ export function registerMcpCommands(program: Command, fail: (err: unknown) => ne
       const parsed = daemonFlags.safeParse({ ...sourceInput(opts, env), socket: opts.socket ?? daemonSocketPath(env, svcHome(env)), reloadMs: opts.reloadMs, reportIntervalMs: opts.reportIntervalMs });
       if (!parsed.success) fail(new ConfigError(`invalid option: ${describeZodError(parsed.error)}`));
       const { socket, reloadMs, reportIntervalMs } = parsed.data;
-      startMcpDaemon({ ...sourceOptions(parsed.data, env), socket, reloadMs, reportIntervalMs }).then((running) => {
-        process.stdout.write(`svc mcp daemon: listening at ${running.socket}\n`);
-        for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void running.close().then(() => process.exit(0)));
-      }, fail);
+      import('../mcp/daemon/server.js')
+        .then(({ startMcpDaemon }) => startMcpDaemon({ ...sourceOptions(parsed.data, env), socket, reloadMs, reportIntervalMs }))
+        .then((running) => {
+          process.stdout.write(`svc mcp daemon: listening at ${running.socket}\n`);
+          for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => void running.close().then(() => process.exit(0)));
+        }, fail);
     });
 }

@@ -27,12 +27,27 @@ export interface ChildTransportOptions {
 export class ChildProcessTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
-  onmessage?: (message: JSONRPCMessage) => void;
+  private listener: ((message: JSONRPCMessage) => void) | undefined;
+  /** Messages the server sent before anyone listened: the wrapper starts it before it loads the relay. */
+  private unheard: JSONRPCMessage[] = [];
   private child: ChildProcess | undefined;
   private readonly buffer = new ReadBuffer();
   private exit: Promise<ChildExit> | undefined;
 
   constructor(private readonly options: ChildTransportOptions) {}
+
+  get onmessage(): ((message: JSONRPCMessage) => void) | undefined {
+    return this.listener;
+  }
+
+  /** The first listener is handed what the server sent before it came, in order. */
+  set onmessage(listener: ((message: JSONRPCMessage) => void) | undefined) {
+    this.listener = listener;
+    if (listener === undefined) return;
+    const unheard = this.unheard;
+    this.unheard = [];
+    for (const message of unheard) listener(message);
+  }
 
   /** Resolves once the server runs; rejects when it cannot be started (no such command, …). */
   async start(): Promise<void> {
@@ -104,7 +119,8 @@ export class ChildProcessTransport implements Transport {
         continue;
       }
       if (message === null) return;
-      this.onmessage?.(message);
+      if (this.listener === undefined) this.unheard.push(message);
+      else this.listener(message);
     }
   }
 }

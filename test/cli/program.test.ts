@@ -137,3 +137,16 @@ t.test('a hook gate that cannot load refuses the call in the harness\'s own prot
   t.equal(cursor.code, 0);
   t.match(JSON.parse(cursor.stdout), { permission: 'deny', agentMessage: /GOVERNANCE_UNAVAILABLE: the hook gate failed: a broken build/ });
 });
+
+t.test('svc mcp wrap starts the server before it loads the policy, and stops it when the policy cannot load', async (t) => {
+  const root = t.testdir();
+  const dist = await copyOfBuild(root, (path) => path.endsWith('mcp/wrap-session.js'));
+  await cp(join(CLI, '../../../package.json'), join(root, 'package.json'));
+  const marker = join(root, 'server-started');
+  // The server notes that it ran, then reads its stdin to the end, as a stdio MCP server does.
+  const server = ['sh', '-c', `echo started > '${marker}'; cat > /dev/null`];
+  const { code, stderr } = await svcWithStdin(['mcp', 'wrap', '--server', 'probe', '--', ...server], '', { SVC_HOME: root, HOME: root }, root, join(dist, 'cli/main.js'));
+  t.equal(code, 2, 'the wrapper fails');
+  t.match(stderr, /wrap-session\.js/, 'naming what it could not load');
+  t.equal(await readFile(marker, 'utf8'), 'started\n', 'the server had been started, and has ended before the wrapper');
+});
