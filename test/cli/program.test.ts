@@ -25,6 +25,7 @@ t.test('svc proxy loads the proxy, not the other commands\' modules', async (t) 
   for (const other of ['@inquirer/', '@modelcontextprotocol/sdk', 'dist/cli/mcp-command.js', 'dist/cli/init-command.js']) {
     t.notOk(modules.includes(other), `${other} is not loaded`);
   }
+  for (const library of ['libphonenumber-js', 'node_modules/tldts']) t.notOk(modules.includes(library), `${library} is not loaded: the default policy has no phone or email detector`);
 });
 
 t.test('every other command is still registered', async (t) => {

@@ -310,11 +310,14 @@ tap.test('maxMatchLength is the longest candidate of the enabled detectors', asy
   for (const match of scanner.scan('SSN: 536228791 and social security number 536228791')) t.ok(match.end - match.start <= scanner.maxMatchLength);
 });
 
-tap.test('rules are validated when loaded', async (t) => {
+tap.test('rules are validated when loaded, a phone region when a phone detector is made', async (t) => {
   const rules = loadDlpRules();
   const withPhone = (phone: object) => ({ ...rules, detectors: { ...rules.detectors, 'pii.phone': { ...rules.detectors['pii.phone'], ...phone } } });
   t.throws(() => parseDlpRules(withPhone({ candidate: ['(?<=x)\\d+'] })), /RE2/, 'lookbehind is not RE2');
-  t.throws(() => parseDlpRules(withPhone({ nationalRegions: ['XX'] })), /region/);
+  t.throws(() => parseDlpRules(withPhone({ nationalRegions: ['Germany'] })), /region/);
+  const unknownRegion = parseDlpRules(withPhone({ nationalRegions: ['XX'] }));
+  t.throws(() => new DlpScanner(['pii.phone'], unknownRegion), /XX is not a supported region/, 'a region libphonenumber does not know, once it is loaded for a phone detector');
+  t.doesNotThrow(() => new DlpScanner(['pii.card'], unknownRegion), 'which a scanner without one never loads');
   t.throws(() => parseDlpRules(withPhone({ maxLength: 0 })));
   const card = rules.detectors['pii.card'];
   t.throws(() => parseDlpRules({ ...rules, detectors: { ...rules.detectors, 'pii.card': { ...card, networks: [{ name: 'x', prefixes: ['2720-2221'], lengths: [16] }] } } }));

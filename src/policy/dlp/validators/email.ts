@@ -1,5 +1,5 @@
 import { domainToASCII } from 'node:url';
-import { parse } from 'tldts';
+import { publicSuffixes } from './libraries.js';
 import { AT, isWordByte } from '../bytes.js';
 import type { Candidate, Finding, Validator } from './validator.js';
 
@@ -19,6 +19,8 @@ const TLDTS_OPTIONS = { extractHostname: false, validateHostname: false, allowPr
  * the finding starts before the candidate.
  */
 export function createEmailValidator(): Validator {
+  // Loaded now, with the policy, rather than by the first address a request holds.
+  publicSuffixes();
   const validate = (candidate: Candidate): Finding | undefined => {
     const { text, bytes, start } = candidate;
     const localStart = localPartStart(bytes, start);
@@ -75,7 +77,7 @@ function isPublicHost(written: string): boolean {
   // Non-ASCII hosts in punycode; `domainToASCII` returns '' for what no host can be.
   const host = /^[\x00-\x7f]*$/.test(written) ? written : domainToASCII(written);
   if (host.length === 0 || host.length > MAX_HOST_LENGTH || !host.split('.').every((label) => HOST_LABEL.test(label))) return false;
-  const parsed = parse(host.toLowerCase(), TLDTS_OPTIONS);
+  const parsed = publicSuffixes().parse(host.toLowerCase(), TLDTS_OPTIONS);
   return parsed.isIcann === true && parsed.domain !== null && parsed.isIp !== true;
 }
 

@@ -1,5 +1,5 @@
 import type { CountryCode, PhoneNumber } from 'libphonenumber-js/max';
-import { Metadata, parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import { phoneNumbers } from './libraries.js';
 import { PLUS, freeAfter, freeBefore, isLetter, spacedDigitsAfter, spacedDigitsBefore } from '../bytes.js';
 import type { PhoneRules } from '../rules.js';
 import { groupCuts } from './group-cuts.js';
@@ -100,11 +100,15 @@ function isNationalNumberOf(region: Region, text: string): boolean {
 }
 
 function parse(text: string, region?: CountryCode): PhoneNumber | undefined {
-  return parsePhoneNumberFromString(text, { defaultCountry: region, extract: false });
+  const { core, metadata } = phoneNumbers();
+  return core.parsePhoneNumberFromString(text, { defaultCountry: region, extract: false }, metadata);
 }
 
+/** A region of the rules' `nationalRegions`: checked here, where libphonenumber is loaded, not when the rules are. */
 function toRegion(code: CountryCode): Region {
-  const metadata = new Metadata();
-  metadata.selectNumberingPlan(code);
-  return { code, lengths: new Set(metadata.numberingPlan?.possibleLengths()) };
+  const { core, metadata } = phoneNumbers();
+  if (!core.isSupportedCountry(code, metadata)) throw new Error(`pii.phone: nationalRegions: ${code} is not a supported region`);
+  const plans = new core.Metadata(metadata);
+  plans.selectNumberingPlan(code);
+  return { code, lengths: new Set(plans.numberingPlan?.possibleLengths()) };
 }
