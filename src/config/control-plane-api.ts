@@ -1,4 +1,3 @@
-import { request } from 'undici';
 
 /**
  * The control plane answered with an HTTP error (as opposed to not answering at all): its status,
@@ -102,6 +101,8 @@ export class ControlPlaneApi {
 
   async call(method: HttpMethod, path: string, body?: unknown, opts: { headers?: Record<string, string>; timeoutMs?: number } = {}): Promise<ApiAnswer> {
     const timeout = opts.timeoutMs ?? this.options.timeoutMs ?? 5000;
+    // Loaded with the first call: undici takes a process ~100 ms to load, and an MCP wrapper with no control plane makes none.
+    const { request } = await import('undici');
     const res = await request(`${this.baseUrl}/api/v1${path}`, {
       method,
       headers: { ...(this.options.apiKey ? { authorization: `Bearer ${this.options.apiKey}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...opts.headers },

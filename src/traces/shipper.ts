@@ -1,4 +1,3 @@
-import { request } from 'undici';
 import type { Logger } from '../lib/logger.js';
 import type { Refusal, TraceDeadLetter } from './dead-letter.js';
 import type { TraceJournal } from './journal.js';
@@ -196,6 +195,8 @@ export class TraceShipper {
   private async post(batch: readonly TraceRecord[]): Promise<Outcome> {
     const timeout = this.options.requestTimeoutMs ?? 10_000;
     try {
+      // Loaded with the first batch: a process that ships nothing (an MCP wrapper with no control plane) never loads undici.
+      const { request } = await import('undici');
       const res = await request(`${this.options.controlPlaneUrl}/api/v1/traces/sync-back`, {
         method: 'POST',
         headers: { authorization: `Bearer ${this.options.apiKey}`, 'content-type': 'application/json' },

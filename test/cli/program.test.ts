@@ -151,3 +151,14 @@ t.test('svc mcp wrap starts the server before it loads the policy, and stops it 
   t.match(stderr, /wrap-session\.js/, 'naming what it could not load');
   t.equal(await readFile(marker, 'utf8'), 'started\n', 'the server had been started, and has ended before the wrapper');
 });
+
+t.test('svc mcp wrap on the default policy with no control plane loads neither undici nor the phone and email libraries', async (t) => {
+  const dir = t.testdir();
+  const { env, log } = recordingModules(dir);
+  const { code } = await svcWithStdin(['mcp', 'wrap', '--server', 'probe', '--', 'sh', '-c', 'cat > /dev/null'], '', env, dir);
+  t.equal(code, 0, 'the server ended with the harness\'s stdin, and the wrapper with it');
+  const modules = await readFile(log, 'utf8');
+  t.match(modules, /dist\/mcp\/governance\.js/, 'the policy was loaded (the log works)');
+  t.match(modules, /dist\/policy\/dlp\/scanner\.js/);
+  for (const library of ['node_modules/undici/', 'libphonenumber-js', 'node_modules/tldts']) t.notOk(modules.includes(library), `${library} is not loaded`);
+});
