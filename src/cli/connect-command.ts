@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { relative, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { describeZodError } from '../config/runtime.js';
+import { describeZodError } from '../config/zod-error.js';
 import { controlPlaneSources, snapshotPath, writeSnapshot } from '../gate/sync.js';
 import { ConfigError } from '../lib/errors.js';
 import { describeFailure, linkedApi } from './control-plane-link.js';

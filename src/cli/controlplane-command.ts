@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { loggableError } from '../controlplane/failures.js';
 import { startControlPlane } from '../controlplane/start.js';
-import { describeZodError } from '../config/runtime.js';
+import { describeZodError } from '../config/zod-error.js';
 import { ConfigError } from '../lib/errors.js';
 import { createLogger } from '../lib/logger.js';
 import { svcHome } from '../lib/paths.js';

@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import { dirname } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { describeZodError } from '../config/runtime.js';
+import { describeZodError } from '../config/zod-error.js';
 import { ConfigError } from '../lib/errors.js';
 import { readStoredCredentials } from '../machine/credentials.js';
 import { environmentFile, serviceFiles, type ServiceKind } from '../machine/service-unit.js';

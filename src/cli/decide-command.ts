@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { describeZodError } from '../config/runtime.js';
+import { describeZodError } from '../config/zod-error.js';
 import { readEngineConfig } from '../decide/engine-config.js';
 import { runEval, type EvalCase } from '../decide/eval.js';
 import { DecideEngine, MAX_ENFORCING_RULES_PER_TOOL, toolCallSubject } from '../decide/evaluate.js';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ControlPlaneApi } from '../config/control-plane-api.js';
-import { describeZodError } from '../config/runtime.js';
+import { describeZodError } from '../config/zod-error.js';
 import type { WorkspaceSettings } from '../config/settings.js';
 import { ConfigError } from '../lib/errors.js';
 import { svcHome } from '../lib/paths.js';

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ControlPlaneApi } from '../config/control-plane-api.js';
-import { describeZodError } from '../config/runtime.js';
+import { describeZodError } from '../config/zod-error.js';
 import { HOOK_HARNESSES } from '../gate/hook-answer.js';
 import { hookHarnessOrExit } from './hook-process.js';
 import { runHookCommand } from './gate-hook-command.js';

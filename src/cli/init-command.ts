@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ControlPlaneApi, ControlPlaneHttpError } from '../config/control-plane-api.js';
-import { describeZodError } from '../config/runtime.js';
+import { describeZodError } from '../config/zod-error.js';
 import { DEFAULT_CONTROL_PLANE_URL } from '../gate/client.js';
 import { controlPlaneSources, snapshotPath, writeSnapshot } from '../gate/sync.js';
 import { ConfigError } from '../lib/errors.js';

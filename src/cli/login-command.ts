@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { ControlPlaneApi, ControlPlaneHttpError } from '../config/control-plane-api.js';
-import { describeZodError } from '../config/runtime.js';
+import { describeZodError } from '../config/zod-error.js';
 import { DEFAULT_CONTROL_PLANE_URL } from '../gate/client.js';
 import { loadSnapshot } from '../gate/snapshot.js';
 import { snapshotPath } from '../gate/sync.js';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { describeZodError } from '../config/runtime.js';
+import { describeZodError } from '../config/zod-error.js';
 import { ConfigError } from '../lib/errors.js';
 import { createLogger } from '../lib/logger.js';
 import { svcHome } from '../lib/paths.js';

@@ -2,7 +2,7 @@ import { readFile, mkdir, rename, unlink, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { describeZodError } from '../config/runtime.js';
+import { describeZodError } from '../config/zod-error.js';
 import { ConfigError } from '../lib/errors.js';
 import { ruleContextSchema } from '../policy/wasm/abi.js';
 import { compileRule } from '../policy/wasm/compile.js';

@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { request } from 'undici';
 import { z } from 'zod';
 import { ControlPlaneHttpError } from '../config/control-plane-api.js';
-import { describeZodError } from '../config/runtime.js';
+import { describeZodError } from '../config/zod-error.js';
 import { verifyCredential, type VerifyResult } from '../controlplane/credentials/verify.js';
 import { UpstreamGuard } from '../controlplane/credentials/egress.js';
 import { DEFAULT_CONTROL_PLANE_URL } from '../gate/client.js';

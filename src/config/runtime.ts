@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { ConfigError } from '../lib/errors.js';
+import { describeZodError } from './zod-error.js';
 import { proxyConfigFileSchema, type Limits, type ProviderCredentials, type UnknownModelsConfig, type WasmRulesConfig } from './proxy-config.js';
 import type { PiiDetectorId, WorkspaceSettings } from './settings.js';
 import { dailyCapUsd } from '../state/budget.js';
@@ -47,11 +48,6 @@ export interface RuntimeConfig {
 
 export function hashKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
-}
-
-/** Renders a zod failure as one line per problem, each naming its path. */
-export function describeZodError(error: z.ZodError): string {
-  return error.issues.map((i) => `${i.path.length > 0 ? i.path.join('.') : '(root)'}: ${i.message}`).join('; ');
 }
 
 export interface ConfigSources {

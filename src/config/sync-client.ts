@@ -3,7 +3,7 @@ import { ControlPlaneApi, ControlPlaneHttpError } from './control-plane-api.js';
 import { ConfigError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import type { LastGoodConfig } from './last-good.js';
-import { describeZodError } from './runtime.js';
+import { describeZodError } from './zod-error.js';
 import { gatewayConfigDocumentSchema, type ConfigAck, type GatewayConfigDocument, type Heartbeat } from './sync-document.js';
 
 export interface ConfigSyncOptions {

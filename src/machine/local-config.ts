@@ -60,7 +60,7 @@ export async function readLocalConfig(folder: string, env: NodeJS.ProcessEnv = p
     const parsed = localConfigSchema.safeParse(json);
     if (!parsed.success) {
       // Loaded only here: the hook gate reads this file on every call.
-      const { describeZodError } = await import('../config/runtime.js');
+      const { describeZodError } = await import('../config/zod-error.js');
       throw new ConfigError(`${file} does not read: ${describeZodError(parsed.error)} (keys: localCapUsd, captureRollbackPreImages)`);
     }
     return { ...parsed.data, source: file };
