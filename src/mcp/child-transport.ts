@@ -19,6 +19,12 @@ export interface ChildTransportOptions {
 }
 
 /**
+ * Messages kept from a server before anyone listens: a server speaks when spoken to, and sends at
+ * most a log line or two of its own before that; past this many it is not kept waiting in memory.
+ */
+const MAX_UNHEARD = 1000;
+
+/**
  * The MCP client side of a stdio server: spawns it and speaks newline-delimited JSON-RPC over its
  * stdin and stdout with the SDK's own framing. Unlike the SDK's StdioClientTransport it owns the
  * child process outright, so the wrapper can pass the server the harness's full environment,
@@ -119,8 +125,9 @@ export class ChildProcessTransport implements Transport {
         continue;
       }
       if (message === null) return;
-      if (this.listener === undefined) this.unheard.push(message);
-      else this.listener(message);
+      if (this.listener !== undefined) this.listener(message);
+      else if (this.unheard.length < MAX_UNHEARD) this.unheard.push(message);
+      else this.onerror?.(new Error(`the MCP server sent more than ${MAX_UNHEARD} messages before the wrapper listened: this one was dropped`));
     }
   }
 }

@@ -17,3 +17,17 @@ t.test('what the server sent before anyone listened reaches the first listener, 
   child.onmessage = (message) => later.push(message);
   t.same(later, [], 'handed over once, to the first listener');
 });
+
+t.test('a server that floods its output before anyone listens has the excess dropped, each drop reported', async (t) => {
+  const script = `const line = JSON.stringify(${JSON.stringify(notices[0])}) + '\\n'; process.stdout.write(line.repeat(1003));`;
+  const child = new ChildProcessTransport({ command: process.execPath, args: ['-e', script], env: process.env });
+  const errors: string[] = [];
+  child.onerror = (err) => errors.push(err.message);
+  await child.start();
+  await child.exited;
+  const heard: JSONRPCMessage[] = [];
+  child.onmessage = (message) => heard.push(message);
+  t.equal(heard.length, 1000, 'the first thousand are kept');
+  t.equal(errors.length, 3);
+  t.match(errors[0], /more than 1000 messages before the wrapper listened/);
+});
