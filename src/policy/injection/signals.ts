@@ -185,24 +185,38 @@ function planIgnoring(ignored: ReadonlySet<Signal> | undefined): readonly AtomSe
   return plan;
 }
 
-/**
- * Prose: words and spaces. Code, JSON keys and log fields carry actions as data, not as
- * instructions, so outside prose only the signals no code needs are read.
- */
+/** Inline code and links: neither is prose, and a sentence holding one may still be. */
 const INLINE_CODE_OR_URL = /\x60[^\x60\n]*\x60|https?:\/\/\S+/g;
-const CODE_LIKE = /(?:^|\s)(?:import|from|def|class|const|let|var|return|function|fn|package)\s+[\w{*]|\w\([^)]*\)\s*(?:[;{.]|$)|\s=\s|[{}]\s*$|;\s*$|^\s*[{}[\]]/u;
+/** A call's arguments hold no parenthesis: `[^)]*` from each `name(` to the next `)` read `f(f(f(…` in quadratic time. */
+const CODE_LIKE = /(?:^|\s)(?:import|from|def|class|const|let|var|return|function|fn|package)\s+[\w{*]|\w\([^()]*\)\s*(?:[;{.]|$)|\s=\s|[{}]\s*$|;\s*$|^\s*[{}[\]]/u;
 const WORD = /[\p{L}\p{M}]+/gu;
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
 
+/** The JSON before a string value (`{"description": "`): the value inside may be prose. */
+const LEADING_JSON_FRAME = /^[\s{[,]*(?:"[\w.$@-]{1,40}"\s*:\s*(?:"[^"\n]{0,60}"\s*,\s*|[\d.]+\s*,\s*)?)+"?/;
+const BLANK = /\s/;
+
+/**
+ * `sentence` without the JSON around a string value in it (`{"description": "` … `"}`). The
+ * closing part (`"?\s*[,}\]]*\s*$`) is read backwards: as an expression it is tried at every
+ * position, and a long run of blanks took it cubic time (a thousand spaces, half a second).
+ */
+function withoutJsonFrame(sentence: string): string {
+  const start = LEADING_JSON_FRAME.exec(sentence)?.[0].length ?? 0;
+  let end = sentence.length;
+  while (end > start && BLANK.test(sentence[end - 1]!)) end--;
+  while (end > start && ',}]'.includes(sentence[end - 1]!)) end--;
+  while (end > start && BLANK.test(sentence[end - 1]!)) end--;
+  if (end > start && sentence[end - 1] === '"') end--;
+  return sentence.slice(start, end);
+}
+
 /**
  * Prose: words and spaces. Code, JSON keys and log fields carry actions as data, not as
  * instructions, so outside prose only the signals no code needs are read.
  */
-/** JSON around a string value (`{"description": "` … `"}`): the value inside may be prose. */
-const JSON_FRAME = /^[\s{[,]*(?:"[\w.$@-]{1,40}"\s*:\s*(?:"[^"\n]{0,60}"\s*,\s*|[\d.]+\s*,\s*)?)+"?|"?\s*[,}\]]*\s*$/g;
-
 export function isProse(sentence: string): boolean {
-  const bare = sentence.replace(JSON_FRAME, '').replace(INLINE_CODE_OR_URL, ' x ');
+  const bare = withoutJsonFrame(sentence).replace(INLINE_CODE_OR_URL, ' x ');
   if (CODE_LIKE.test(bare)) return false;
   const words = bare.match(WORD) ?? [];
   let letters = 0;
