@@ -69,7 +69,9 @@ export function checkImages(references: readonly string[], policy: ImageAllowlis
 /** The `image:` values of a manifest (Kubernetes, Compose, Helm values, Nomad, …). */
 export function imagesInManifest(text: string): string[] {
   const out: string[] = [];
-  for (const m of text.matchAll(/^\s*-?\s*["']?image["']?\s*[:=]\s*["']?([^\s"'#,}]+)/gim)) out.push(m[1]!);
+  // Blanks before the key are a line's own: `^\s*-?\s*` also crossed lines and split runs of
+  // blanks two ways, which made a long run of blank lines or tabs take quadratic time.
+  for (const m of text.matchAll(/^[ \t]*(?:-[ \t]*)?["']?image["']?\s*[:=]\s*["']?([^\s"'#,}]+)/gim)) out.push(m[1]!);
   return out;
 }
 

@@ -122,8 +122,12 @@ function wildcardTarget(arg: string, dot: boolean): string | null {
   return null;
 }
 
-/** An octal mode with the others-write bit, or a symbolic one giving write to others or all. */
-const WORLD_WRITABLE = /^[0-7]*[2367]$|(?:^|,)[ugoa]*[oa][ugoa]*[+=][rwxXst]*w|(?:^|,)[+=][rwxXst]*w/;
+/**
+ * An octal mode with the others-write bit, or a symbolic one giving write to others or all. The
+ * lookahead asks for an `o` or `a` among the classes: `[ugoa]*[oa][ugoa]*` split a long run of them
+ * every way, in quadratic time.
+ */
+const WORLD_WRITABLE = /^[0-7]*[2367]$|(?:^|,)(?=[ugoa]*[oa])[ugoa]*[+=][rwxXst]*w|(?:^|,)[+=][rwxXst]*w/;
 
 const DELETERS = new Set(['rm', 'srm', 'rmdir', 'rd', 'del', 'erase', 'ri', 'remove-item']);
 const CMD_SWITCH = /^\/[a-z]$/i;
@@ -138,9 +142,21 @@ function recursiveFlag(word: string, program: string): boolean {
   return /^-[a-zA-Z]{1,4}$/.test(word) && /[rR]/.test(word);
 }
 
+/**
+ * A word without the brackets and commas of a list around it (PowerShell's `[…]`, `a,b`), trimmed
+ * by hand: `[\],]+$` is tried at every position of a run of them.
+ */
+function withoutListBrackets(word: string): string {
+  let start = 0;
+  let end = word.length;
+  while (start < end && (word[start] === '[' || word[start] === ',')) start++;
+  while (end > start && (word[end - 1] === ']' || word[end - 1] === ',')) end--;
+  return word.slice(start, end);
+}
+
 /** The wildcard operation one simple command performs, or null. */
 function wildcardCommand(raw: readonly string[]): string | null {
-  const words = raw.map((w) => w.replace(/^[[,]+|[\],]+$/g, '')).filter((w) => w !== '');
+  const words = raw.map(withoutListBrackets).filter((w) => w !== '');
   if (words.length < 2) return null;
   const program = words[0]!.toLowerCase();
   const args = words.slice(1);

@@ -2,7 +2,7 @@ import t from 'tap';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { checkCommand, checkImages, checkWrittenManifest, imageAllowlistSchema, loadAllowlist, parseImageReference } from '../../src/gate/images.js';
+import { checkCommand, checkImages, checkWrittenManifest, imageAllowlistSchema, imagesInManifest, loadAllowlist, parseImageReference } from '../../src/gate/images.js';
 
 const DIGEST = `sha256:${'a'.repeat(64)}`;
 const OTHER = `sha256:${'b'.repeat(64)}`;
@@ -40,4 +40,11 @@ t.test('deploy commands: inline images, named manifests, a missing allowlist', a
   t.match(await loadAllowlist('allow.json', root), { require_digest: true, registries_allowed: [], images: {} });
   writeFileSync(join(root, 'broken.json'), '{');
   t.equal(await loadAllowlist('broken.json', root), null);
+});
+
+t.test('image keys are read line by line, also after long runs of blanks', async (t) => {
+  t.same(imagesInManifest('spec:\n  containers:\n    -\n      image: nginx:1.27\n    - image: "redis:7"\n'), ['nginx:1.27', 'redis:7']);
+  // `^\s*-?\s*` crossed lines and split a run of blanks two ways: these took quadratic time.
+  t.same(imagesInManifest(`${'\n'.repeat(200_000)}image: alpine:3`), ['alpine:3']);
+  t.same(imagesInManifest(`${'\t'.repeat(200_000)}x`), []);
 });

@@ -173,7 +173,15 @@ t.test('files: line numbers, binary strings, oversized files; flagged lines dele
 });
 
 t.test('the scan is linear: long adversarial lines finish quickly', async (t) => {
-  const lines = [`rm ${'-r '.repeat(50_000)}x`, `${'password='.repeat(20_000)}`, `shutil.rmtree(${'('.repeat(100_000)}`, `find ${'/ '.repeat(50_000)}-delete`, 'a'.repeat(500_000)];
+  const lines = [
+    `rm ${'-r '.repeat(50_000)}x`,
+    `${'password='.repeat(20_000)}`,
+    `shutil.rmtree(${'('.repeat(100_000)}`,
+    `find ${'/ '.repeat(50_000)}-delete`,
+    'a'.repeat(500_000),
+    `chmod ${'u'.repeat(1_000_000)}x file`,
+    `rm -rf x${','.repeat(1_000_000)}x`,
+  ];
   for (const line of lines) {
     const started = process.hrtime.bigint();
     auditLine('f', 1, line);
