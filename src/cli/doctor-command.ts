@@ -10,6 +10,7 @@ import { snapshotPath } from '../gate/sync.js';
 import { readStoredCredentials } from '../machine/credentials.js';
 import { PROXY_URL } from '../machine/exec.js';
 import { GATE_HARNESSES, gateFileState, gateTargets } from '../machine/gates-install.js';
+import { withoutTrailingSlashes } from '../lib/base-url.js';
 
 type Outcome = 'ok' | 'warn' | 'fail';
 interface Check {
@@ -121,7 +122,7 @@ export function registerDoctorCommand(program: Command): void {
       const env = process.env;
       const home = env.HOME || homedir();
       const checks: Check[] = [];
-      checks.push(await proxyHealth(opts.proxyUrl.replace(/\/+$/, '')));
+      checks.push(await proxyHealth(withoutTrailingSlashes(opts.proxyUrl)));
       checks.push(await controlPlaneAuth(env));
       checks.push(await syncDaemon(env));
       checks.push(await harnessDrift(home));

@@ -9,6 +9,7 @@ import { readStoredCredentials } from '../machine/credentials.js';
 import { PROXY_URL, proxyEnvironment, runChild, sandboxVerdict } from '../machine/exec.js';
 import { resolveSandbox, SANDBOX_KINDS, sandboxed } from '../machine/sandbox.js';
 import { loadMcpSettings } from '../mcp/settings-source.js';
+import { withoutTrailingSlashes } from '../lib/base-url.js';
 
 const execFlags = z.object({
   sandbox: z.union([z.literal(false), z.literal('auto'), z.enum(SANDBOX_KINDS)]),
@@ -69,7 +70,7 @@ export function registerExecCommand(program: Command, fail: (err: unknown) => ne
       const verdict = sandboxVerdict(requirement ?? 'off', flags.sandbox !== false);
       if (verdict.warning !== null) process.stderr.write(`svc exec: ${verdict.warning}\n`);
       if (!verdict.run) process.exit(1);
-      const injected = proxyEnvironment(apiKey, flags.proxyUrl.replace(/\/+$/, ''));
+      const injected = proxyEnvironment(apiKey, withoutTrailingSlashes(flags.proxyUrl));
       const childEnv = { ...env, ...injected };
       let argv = command;
       if (flags.sandbox !== false) {

@@ -16,6 +16,7 @@ import { PROXY_URL } from '../machine/exec.js';
 import { readSecretFromStdin } from './stdin.js';
 import { codexRules } from '../gate/codex-rules.js';
 import { loadSnapshot } from '../gate/snapshot.js';
+import { withoutTrailingSlashes } from '../lib/base-url.js';
 
 export const initFlags = z.object({
   controlPlaneUrl: z.url({ protocol: /^https?$/ }),
@@ -78,7 +79,7 @@ export async function initMachine(flags: InitFlags, env: NodeJS.ProcessEnv, line
   const harnesses: InitHarness[] = flags.harness ?? detectHarnesses(home);
   if (harnesses.length === 0) lines.push('no harness found (name one with --harness)');
   for (const harness of harnesses) {
-    const change = await pointAtProxy(harness, home, flags.proxyUrl.replace(/\/+$/, ''), key.apiKey);
+    const change = await pointAtProxy(harness, home, withoutTrailingSlashes(flags.proxyUrl), key.apiKey);
     lines.push(`${harness}: ${change.file === null ? change.note : `${change.changed ? 'pointed at the proxy in' : 'already pointed at the proxy in'} ${change.file}`}`);
   }
   const written = await writeSnapshot({ ...(await controlPlaneSources(api)), root: resolve(flags.project), env }, snapshotPath(env));

@@ -17,6 +17,7 @@ import { TraceShipper } from '../traces/shipper.js';
 import { TraceSpill } from '../traces/spill.js';
 import { TraceJournal } from '../traces/journal.js';
 import type { TraceRecord } from '../traces/trace.js';
+import { withoutTrailingSlashes } from '../lib/base-url.js';
 
 export interface ControlPlaneLinkOptions {
   controlPlaneUrl: string;
@@ -49,7 +50,7 @@ export interface ControlPlaneLink {
 
 /** Resolves the gateway, takes its first config (or the last good one) and starts syncing and shipping. */
 export async function connectControlPlane(opts: ControlPlaneLinkOptions): Promise<ControlPlaneLink> {
-  const controlPlaneUrl = opts.controlPlaneUrl.replace(/\/+$/, '');
+  const controlPlaneUrl = withoutTrailingSlashes(opts.controlPlaneUrl);
   const syncDir = join(opts.home, 'sync');
   const gatewayId = await resolveGatewayId({ given: opts.gatewayId, controlPlaneUrl, apiKey: opts.apiKey, file: join(syncDir, 'gateways.json') });
   const spill = await TraceSpill.open(join(opts.home, 'traces-spill'), opts.traceSpillMax, opts.logger);

@@ -17,6 +17,7 @@ import { detectHarnesses } from '../machine/harness-config.js';
 import { PROVIDERS, type ProviderId } from '../upstream/providers.js';
 import { initFlags, initMachine } from './init-command.js';
 import { readSecretFromStdin } from './stdin.js';
+import { withoutTrailingSlashes } from '../lib/base-url.js';
 
 /** Providers whose credential is one API key (the wizard's choice; the others are set with the control plane's credentials routes). */
 const KEY_PROVIDERS = ['openai', 'anthropic', 'gemini', 'mistral', 'groq', 'deepseek', 'xai'] as const satisfies readonly ProviderId[];
@@ -131,7 +132,7 @@ export function registerSetupCommand(program: Command, fail: (err: unknown) => n
           const dir = join(svcHome(env), 'decide');
           await mkdir(dir, { recursive: true, mode: 0o700 });
           await writeFile(join(dir, 'engine.json'), `${JSON.stringify({ url: judgeUrl, model }, null, 2)}\n`, { mode: 0o600 });
-          const probe = await request(`${judgeUrl.replace(/\/+$/, '')}/models`, { headersTimeout: 5000, bodyTimeout: 5000 }).then(
+          const probe = await request(`${withoutTrailingSlashes(judgeUrl)}/models`, { headersTimeout: 5000, bodyTimeout: 5000 }).then(
             async (res) => (await res.body.dump(), res.statusCode),
             () => null,
           );

@@ -22,6 +22,7 @@ import {
   type Verdict,
 } from './outcomes.js';
 import { budgetBodySchema, chatChunkSchema, chatCompletionSchema, headerValue } from './wire.js';
+import { withoutTrailingSlashes } from '../lib/base-url.js';
 
 /** The local proxy, when the options name none. */
 export const DEFAULT_PROXY_URL = 'http://127.0.0.1:4000';
@@ -87,7 +88,7 @@ const optionsSchema = z.object({
 
 /** `http://host:4000/v1/` → `http://host:4000`. */
 function proxyOrigin(url: string): string {
-  return url.replace(/\/+$/, '').replace(/\/v1$/, '');
+  return withoutTrailingSlashes(url).replace(/\/v1$/, '');
 }
 
 const EVENT_STREAM = /^text\/event-stream\b/i;
@@ -127,7 +128,7 @@ export class SvcClient {
     const stored = readStoredCredentials(env);
     this.apiKey = opts.apiKey;
     this.baseUrl = proxyOrigin(opts.baseUrl ?? DEFAULT_PROXY_URL);
-    this.controlPlaneUrl = (opts.controlPlaneUrl ?? (env.SVC_CONTROL_PLANE_URL || undefined) ?? stored?.controlPlaneUrl ?? DEFAULT_CONTROL_PLANE_URL).replace(/\/+$/, '');
+    this.controlPlaneUrl = withoutTrailingSlashes(opts.controlPlaneUrl ?? (env.SVC_CONTROL_PLANE_URL || undefined) ?? stored?.controlPlaneUrl ?? DEFAULT_CONTROL_PLANE_URL);
     const session = opts.sessionId ?? (env.SVC_SESSION_ID || undefined);
     const workspace = opts.workspaceId ?? (env.SVC_WORKSPACE_ID || undefined) ?? stored?.workspaceId;
     this.identity = {

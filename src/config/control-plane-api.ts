@@ -1,3 +1,4 @@
+import { withoutTrailingSlashes } from '../lib/base-url.js';
 
 /**
  * The control plane answered with an HTTP error (as opposed to not answering at all): its status,
@@ -96,7 +97,7 @@ export class ControlPlaneApi {
   readonly baseUrl: string;
 
   constructor(private readonly options: ControlPlaneApiOptions) {
-    this.baseUrl = options.controlPlaneUrl.replace(/\/+$/, '');
+    this.baseUrl = withoutTrailingSlashes(options.controlPlaneUrl);
   }
 
   async call(method: HttpMethod, path: string, body?: unknown, opts: { headers?: Record<string, string>; timeoutMs?: number } = {}): Promise<ApiAnswer> {

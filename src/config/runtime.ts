@@ -9,6 +9,7 @@ import type { PiiDetectorId, WorkspaceSettings } from './settings.js';
 import { dailyCapUsd } from '../state/budget.js';
 import type { RetrySettings } from '../upstream/retry-plan.js';
 import type { DecisionTrafficSettings } from '../decide/traffic-settings.js';
+import { withoutTrailingSlashes } from '../lib/base-url.js';
 
 export interface VirtualKeyEntry {
   readonly name: string | undefined;
@@ -77,7 +78,7 @@ export function buildRuntimeConfig(sources: ConfigSources): RuntimeConfig {
   if (upstreamUrl !== undefined) {
     const checked = z.url({ protocol: /^https?$/ }).safeParse(upstreamUrl);
     if (!checked.success) throw new ConfigError(`invalid upstream URL '${upstreamUrl}'`);
-    upstreamUrl = upstreamUrl.replace(/\/+$/, '');
+    upstreamUrl = withoutTrailingSlashes(upstreamUrl);
   }
   const version =
     sources.version ??

@@ -6,6 +6,7 @@ import { describeZodError } from '../config/zod-error.js';
 import { ConfigError } from '../lib/errors.js';
 import { svcHome } from '../lib/paths.js';
 import { bandProblem, type Band } from './band.js';
+import { withoutTrailingSlashes } from '../lib/base-url.js';
 
 /** A known-answer question asked of the engine at start and periodically. */
 export interface CanaryQuestion {
@@ -83,7 +84,7 @@ export function buildEngineConfig(file: unknown, env: NodeJS.ProcessEnv): Engine
   const problem = bandProblem(band);
   if (problem !== null) throw new ConfigError(`invalid decide engine config: ${problem}`);
   return Object.freeze({
-    url: f.url?.replace(/\/+$/, '') ?? null,
+    url: f.url === undefined ? null : withoutTrailingSlashes(f.url),
     model: f.model ?? null,
     apiKey: f.api_key ?? null,
     band,

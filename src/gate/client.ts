@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { readStoredCredentials } from '../machine/credentials.js';
 import { appendEvents, eventLogPath } from './event-log.js';
+import { withoutTrailingSlashes } from '../lib/base-url.js';
 
 /** Where a gate client reaches the control plane when neither its config nor `SVC_CONTROL_PLANE_URL` says: the local one (`--dev`). */
 export const DEFAULT_CONTROL_PLANE_URL = 'http://127.0.0.1:3001';
@@ -128,7 +129,7 @@ export class GateClient {
   private reporting: Promise<void> = Promise.resolve();
 
   constructor(config: GateClientConfig = {}) {
-    this.baseUrl = (config.baseUrl ?? process.env.SVC_CONTROL_PLANE_URL ?? DEFAULT_CONTROL_PLANE_URL).replace(/\/+$/, '');
+    this.baseUrl = withoutTrailingSlashes(config.baseUrl ?? process.env.SVC_CONTROL_PLANE_URL ?? DEFAULT_CONTROL_PLANE_URL);
     this.apiKey = config.apiKey ?? '';
     this.workspaceId = config.workspaceId ?? '';
     this.sessionId = config.sessionId ?? '';

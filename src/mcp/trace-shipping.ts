@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Logger } from '../lib/logger.js';
 import { TraceShipper } from '../traces/shipper.js';
 import { TraceSpill } from '../traces/spill.js';
+import { withoutTrailingSlashes } from '../lib/base-url.js';
 
 /** Records one wrapper keeps on disk at most while the control plane cannot take them. */
 const SPILL_MAX = 50_000;
@@ -38,5 +39,5 @@ export async function mcpTraceShipper(opts: { home: string; server: string; cont
     }
   }
   const spill = await TraceSpill.open(own, SPILL_MAX, opts.logger);
-  return new TraceShipper({ controlPlaneUrl: opts.controlPlaneUrl.replace(/\/+$/, ''), apiKey: opts.apiKey, spill, logger: opts.logger });
+  return new TraceShipper({ controlPlaneUrl: withoutTrailingSlashes(opts.controlPlaneUrl), apiKey: opts.apiKey, spill, logger: opts.logger });
 }

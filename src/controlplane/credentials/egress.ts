@@ -1,6 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, isIPv4, type LookupFunction } from 'node:net';
 import { Agent } from 'undici';
+import { withoutTrailingSlashes } from '../../lib/base-url.js';
 
 /**
  * Which addresses the control plane may call when it checks a credential. The URL comes from a
@@ -211,7 +212,7 @@ export class UpstreamGuard {
  */
 export function joinUrl(base: string, path: string, query: Record<string, string> = {}): URL {
   const url = new URL(base);
-  url.pathname = url.pathname.replace(/\/+$/, '') + path;
+  url.pathname = withoutTrailingSlashes(url.pathname) + path;
   url.search = '';
   url.hash = '';
   url.username = '';
