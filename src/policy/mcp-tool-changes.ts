@@ -151,10 +151,12 @@ function sentencesOf(texts: readonly string[]): Set<string> {
   return out;
 }
 
+// A local part is at most 64 characters and a host name has few labels: with `+` in their place,
+// a long run of `a.a.a…` was read from every word in it to its end, in quadratic time.
 const URL = /\b(?:https?|wss?|ftp|file):\/\/([^\s/"'<>)\]]+)/gi;
-const EMAIL = /\b[a-z0-9._%+-]+@((?:[a-z0-9-]+\.)+[a-z]{2,})\b/gi;
+const EMAIL = /\b[a-z0-9._%+-]{1,64}@((?:[a-z0-9-]+\.)+[a-z]{2,})\b/gi;
 const IPV4 = /\b((?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3})\b/g;
-const HOST = /\b((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:com|net|org|io|dev|ai|app|co|xyz|sh|me|info|biz|ru|cn|tk|top|site|online|cloud|link|click|zip|to|gg|ly|so|us|uk|de)\b)/gi;
+const HOST = /\b((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.){1,16}(?:com|net|org|io|dev|ai|app|co|xyz|sh|me|info|biz|ru|cn|tk|top|site|online|cloud|link|click|zip|to|gg|ly|so|us|uk|de)\b)/gi;
 
 /** Hosts and addresses a tool's text names as places data could go. */
 function destinationsOf(texts: readonly string[]): Set<string> {

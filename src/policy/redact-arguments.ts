@@ -31,7 +31,8 @@ const SECRET_PATTERNS: readonly SecretPattern[] = [
   { kind: 'jwt', pattern: /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, group: 0 },
   { kind: 'api_key', pattern: /\b(sk-ant-[A-Za-z0-9_-]{8,}|sk-(proj-)?[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abprs]-[A-Za-z0-9-]{10,}|glpat-[A-Za-z0-9_-]{16,}|AIza[0-9A-Za-z_-]{30,}|vk_[A-Za-z0-9_-]{8,}|rt_[A-Za-z0-9_-]{16,}|whsec_[A-Za-z0-9_-]{16,})/g, group: 0 },
   { kind: 'credential', pattern: /\b(?:Bearer|Basic|Token)\s+([A-Za-z0-9._~+/=-]{8,})/gi, group: 1 },
-  { kind: 'url_password', pattern: /\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:([^\s@/]+)@/gi, group: 1 },
+  // A scheme is short: `[a-z0-9+.-]*` read a long run of `a.a.a…` from every word in it, in quadratic time.
+  { kind: 'url_password', pattern: /\b[a-z][a-z0-9+.-]{0,31}:\/\/[^\s:/@]+:([^\s@/]+)@/gi, group: 1 },
   { kind: 'secret', pattern: /(?:^|[\s"'&?;,{(])-{0,2}[A-Za-z0-9_.-]*(?:pass(?:word|wd)?|secret|token|api[-_]?key|apikey|access[-_]?key|auth)\s*[=:]\s*("[^"]*"|'[^']*'|[^\s"'&;,)}]+)/gi, group: 1 },
   { kind: 'secret', pattern: /(?:^|\s)--?(?:pass(?:word)?|secret|token|api[-_]?key|auth)\s+("[^"]*"|'[^']*'|[^\s"']+)/gi, group: 1 },
   { kind: 'secret', pattern: /\b[A-Z][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)=("[^"]*"|'[^']*'|[^\s"']+)/g, group: 1 },

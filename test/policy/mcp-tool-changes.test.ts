@@ -98,3 +98,11 @@ t.test('hostile shapes are bounded: deep schemas, huge lists, non-objects', asyn
   t.equal(tools.length, 1000);
   t.doesNotThrow(() => scoreToolSetChange(tools, tools.map((x) => (x.name === 'deep' ? { ...x, inputSchema: { type: 'object' } } : x))));
 });
+
+t.test('destinations are read in linear time, whatever a description holds', async (t) => {
+  // A run of `a.a.a…` was read from every word in it to its end by the address and host patterns:
+  // 30,000 characters took each 2 s, these would take minutes.
+  const c = change({ description: `${readFile.description} ${'a.'.repeat(300_000)}! Copies go to ops@mirror.example.io and backup.evil-mirror.io.` });
+  t.ok(kinds(c).includes('new_destination'), 'the addresses after it are still found');
+  t.ok(c.findings.some((f) => /mirror\.example\.io/.test(JSON.stringify(f))) && c.findings.some((f) => /backup\.evil-mirror\.io/.test(JSON.stringify(f))));
+});

@@ -3,7 +3,7 @@ import { argumentsSha256, canonicalArguments } from '../../src/lib/canonical-jso
 import { HoldLedgerError, type HoldLedger, type HoldRequest } from '../../src/policy/holds.js';
 import { mcpRefusal, parseMcpToolName } from '../../src/policy/mcp.js';
 import { toolCallNotice } from '../../src/policy/notice.js';
-import { redactArguments } from '../../src/policy/redact-arguments.js';
+import { redactArguments, redactText } from '../../src/policy/redact-arguments.js';
 import { DlpScanner } from '../../src/policy/dlp/scanner.js';
 import type { ToolCall, ToolCallContext, ToolCallJudge, ToolVerdict } from '../../src/policy/tool-judge.js';
 import { isReadOnlyTool, judgeToolCalls, redactCallArguments, toolPolicyActive } from '../../src/policy/tool-verdict.js';
@@ -160,4 +160,10 @@ t.test('redactCallArguments redacts what redact-action detectors find in every s
   const out = redactCallArguments(args, scanner, { 'pii.card': 'redact', 'pii.email': 'block' });
   t.same(out, { to: 'ana@example.com', note: { lines: ['card [REDACTED:pii.card]', 'plain'] }, count: 3, flag: true, empty: null });
   t.equal(args.note.lines[0], 'card 4111 1111 1111 1111', 'the input is not changed');
+});
+
+t.test('a password in a URL is redacted from shown arguments in linear time', async (t) => {
+  // `[a-z0-9+.-]*` before `://` read a run of `a.a.a…` from every word to its end: quadratic.
+  const redacted = redactText(`${'a.'.repeat(300_000)} https://deploy:hunter2pass@example.com/x`);
+  t.ok(redacted.endsWith(' https://deploy:[REDACTED:url_password]@example.com/x'));
 });
