@@ -26,7 +26,10 @@ const MAX_HOSTNAME = 253;
 function normalizeHost(host: string): string {
   const h = host.trim().toLowerCase();
   if (h.startsWith('[') && h.endsWith(']')) return h.slice(1, -1);
-  return h.replace(/\.+$/, '');
+  // A name's trailing dots (the root) trimmed by hand: `/\.+$/` is tried at every dot of a run.
+  let end = h.length;
+  while (end > 0 && h.charCodeAt(end - 1) === 0x2e) end--;
+  return h.slice(0, end);
 }
 
 function isHostname(name: string): boolean {
