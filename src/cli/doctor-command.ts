@@ -10,7 +10,7 @@ import { snapshotPath } from '../gate/sync.js';
 import { readStoredCredentials } from '../machine/credentials.js';
 import { PROXY_URL } from '../machine/exec.js';
 import { GATE_HARNESSES, gateFileState, gateTargets } from '../machine/gates-install.js';
-import { withoutTrailingSlashes } from '../lib/base-url.js';
+import { withoutTrailingSlashes } from '../lib/trailing-run.js';
 
 type Outcome = 'ok' | 'warn' | 'fail';
 interface Check {

@@ -9,7 +9,7 @@ import { readStoredCredentials } from '../machine/credentials.js';
 import { PROXY_URL, proxyEnvironment, runChild, sandboxVerdict } from '../machine/exec.js';
 import { resolveSandbox, SANDBOX_KINDS, sandboxed } from '../machine/sandbox.js';
 import { loadMcpSettings } from '../mcp/settings-source.js';
-import { withoutTrailingSlashes } from '../lib/base-url.js';
+import { withoutTrailingSlashes } from '../lib/trailing-run.js';
 
 const execFlags = z.object({
   sandbox: z.union([z.literal(false), z.literal('auto'), z.enum(SANDBOX_KINDS)]),

@@ -16,7 +16,7 @@ import { PROXY_URL } from '../machine/exec.js';
 import { readSecretFromStdin } from './stdin.js';
 import { codexRules } from '../gate/codex-rules.js';
 import { loadSnapshot } from '../gate/snapshot.js';
-import { withoutTrailingSlashes } from '../lib/base-url.js';
+import { withoutTrailingSlashes } from '../lib/trailing-run.js';
 
 export const initFlags = z.object({
   controlPlaneUrl: z.url({ protocol: /^https?$/ }),

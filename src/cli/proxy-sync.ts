@@ -17,7 +17,7 @@ import { TraceShipper } from '../traces/shipper.js';
 import { TraceSpill } from '../traces/spill.js';
 import { TraceJournal } from '../traces/journal.js';
 import type { TraceRecord } from '../traces/trace.js';
-import { withoutTrailingSlashes } from '../lib/base-url.js';
+import { withoutTrailingSlashes } from '../lib/trailing-run.js';
 
 export interface ControlPlaneLinkOptions {
   controlPlaneUrl: string;

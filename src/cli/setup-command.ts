@@ -17,7 +17,7 @@ import { detectHarnesses } from '../machine/harness-config.js';
 import { PROVIDERS, type ProviderId } from '../upstream/providers.js';
 import { initFlags, initMachine } from './init-command.js';
 import { readSecretFromStdin } from './stdin.js';
-import { withoutTrailingSlashes } from '../lib/base-url.js';
+import { withoutTrailingSlashes } from '../lib/trailing-run.js';
 
 /** Providers whose credential is one API key (the wizard's choice; the others are set with the control plane's credentials routes). */
 const KEY_PROVIDERS = ['openai', 'anthropic', 'gemini', 'mistral', 'groq', 'deepseek', 'xai'] as const satisfies readonly ProviderId[];

@@ -22,7 +22,7 @@ import {
   type Verdict,
 } from './outcomes.js';
 import { budgetBodySchema, chatChunkSchema, chatCompletionSchema, headerValue } from './wire.js';
-import { withoutTrailingSlashes } from '../lib/base-url.js';
+import { withoutTrailingSlashes } from '../lib/trailing-run.js';
 
 /** The local proxy, when the options name none. */
 export const DEFAULT_PROXY_URL = 'http://127.0.0.1:4000';

@@ -1,4 +1,4 @@
-import { withoutTrailingSlashes } from '../lib/base-url.js';
+import { withoutTrailingSlashes } from '../lib/trailing-run.js';
 
 /**
  * The control plane answered with an HTTP error (as opposed to not answering at all): its status,

@@ -9,7 +9,7 @@ import type { PiiDetectorId, WorkspaceSettings } from './settings.js';
 import { dailyCapUsd } from '../state/budget.js';
 import type { RetrySettings } from '../upstream/retry-plan.js';
 import type { DecisionTrafficSettings } from '../decide/traffic-settings.js';
-import { withoutTrailingSlashes } from '../lib/base-url.js';
+import { withoutTrailingSlashes } from '../lib/trailing-run.js';
 
 export interface VirtualKeyEntry {
   readonly name: string | undefined;

@@ -6,7 +6,7 @@ import { describeZodError } from '../config/zod-error.js';
 import { ConfigError } from '../lib/errors.js';
 import { svcHome } from '../lib/paths.js';
 import { bandProblem, type Band } from './band.js';
-import { withoutTrailingSlashes } from '../lib/base-url.js';
+import { withoutTrailingSlashes } from '../lib/trailing-run.js';
 
 /** A known-answer question asked of the engine at start and periodically. */
 export interface CanaryQuestion {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { readStoredCredentials } from '../machine/credentials.js';
 import { appendEvents, eventLogPath } from './event-log.js';
-import { withoutTrailingSlashes } from '../lib/base-url.js';
+import { withoutTrailingSlashes } from '../lib/trailing-run.js';
 
 /** Where a gate client reaches the control plane when neither its config nor `SVC_CONTROL_PLANE_URL` says: the local one (`--dev`). */
 export const DEFAULT_CONTROL_PLANE_URL = 'http://127.0.0.1:3001';

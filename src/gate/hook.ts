@@ -85,7 +85,6 @@ function safeJson(text: string): unknown {
   }
 }
 
-
 /**
  * Runs the gate for one hook invocation. The client comes from the environment or `svc login`'s
  * stored credentials when there is a key; without one, only the tiers that need no client run.

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Logger } from '../lib/logger.js';
 import { TraceShipper } from '../traces/shipper.js';
 import { TraceSpill } from '../traces/spill.js';
-import { withoutTrailingSlashes } from '../lib/base-url.js';
+import { withoutTrailingSlashes } from '../lib/trailing-run.js';
 
 /** Records one wrapper keeps on disk at most while the control plane cannot take them. */
 const SPILL_MAX = 50_000;

@@ -4,12 +4,12 @@ import { inspectBody, type Finding } from './inspect.js';
 import type { PolicyConfig } from './policy-config.js';
 import { setText, walkTexts } from './walk.js';
 import { isJsonObject } from '../lib/json.js';
+import { isWhitespace, trailingRunStart } from '../lib/trailing-run.js';
 import { EventShape, literalAt, type ShapedDelta } from './event-shape.js';
 
 type Json = Record<string, unknown>;
 
 const DIGIT_OR_AT = /[0-9@]/;
-const WHITESPACE = /\s/;
 const EMAIL_LOCAL_PART = /^[A-Za-z0-9._%+-]+$/;
 /** An IBAN starts with two letters (its country), in either case. */
 const IBAN_COUNTRY_START = /(^|[^A-Za-z])[A-Za-z]{1,2}$/;
@@ -339,22 +339,6 @@ function withLiteral(raw: string, start: number, end: number, text: string): str
   return raw.slice(0, start) + JSON.stringify(text) + raw.slice(end) + '\n\n';
 }
 
-/**
- * Where the text after the last whitespace of `text` starts (what `\S*$` matches), read backwards:
- * the regular expression tries every position of the text.
- */
-function trailingTokenStart(text: string): number {
-  let at = text.length;
-  while (at > 0 && !isWhitespace(text.charCodeAt(at - 1))) at--;
-  return at;
-}
-
-/** `\s` for one UTF-16 unit: ASCII by its code, the rest (no-break and other spaces) by the expression. */
-function isWhitespace(unit: number): boolean {
-  if (unit < 0x80) return unit === 0x20 || (unit >= 0x09 && unit <= 0x0d);
-  return WHITESPACE.test(String.fromCharCode(unit));
-}
-
 /** Whether an event's text is only blank lines (as between events separated by more than one). */
 function isBlank(raw: string): boolean {
   return raw.length === 0 || raw.trim() === '';
@@ -610,7 +594,8 @@ export class StreamRedactor {
       const keyword = TRAILING_KEYWORD.exec(buffer.slice(-KEYWORD_WINDOW));
       if (keyword !== null) return buffer.length - (Math.min(buffer.length, KEYWORD_WINDOW) - keyword.index);
     }
-    const token = buffer.slice(trailingTokenStart(buffer));
+    // What `\S*$` matches, read backwards: the expression tries every position of the buffer.
+    const token = buffer.slice(trailingRunStart(buffer, (unit) => !isWhitespace(unit)));
     return token.length > 0 && this.mayBeginMatch(token) ? buffer.length - token.length : buffer.length;
   }
 

@@ -1,5 +1,6 @@
 import { BlockList, isIP } from 'node:net';
 import { SvcError } from '../lib/errors.js';
+import { trailingRunStart } from '../lib/trailing-run.js';
 
 /**
  * Egress rules (seed 001 `egressMode`, `egressAllow`): which upstream hosts the proxy may call.
@@ -22,14 +23,13 @@ export interface EgressDecision {
 const LABEL = '[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?';
 const HOSTNAME = new RegExp(`^${LABEL}(?:\\.${LABEL})*$`);
 const MAX_HOSTNAME = 253;
+const DOT = 0x2e;
 
 function normalizeHost(host: string): string {
   const h = host.trim().toLowerCase();
   if (h.startsWith('[') && h.endsWith(']')) return h.slice(1, -1);
-  // A name's trailing dots (the root) trimmed by hand: `/\.+$/` is tried at every dot of a run.
-  let end = h.length;
-  while (end > 0 && h.charCodeAt(end - 1) === 0x2e) end--;
-  return h.slice(0, end);
+  // A name's trailing dots (the root).
+  return h.slice(0, trailingRunStart(h, (unit) => unit === DOT));
 }
 
 function isHostname(name: string): boolean {

@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, isIPv4, type LookupFunction } from 'node:net';
 import { Agent } from 'undici';
-import { withoutTrailingSlashes } from '../../lib/base-url.js';
+import { withoutTrailingSlashes } from '../../lib/trailing-run.js';
 
 /**
  * Which addresses the control plane may call when it checks a credential. The URL comes from a

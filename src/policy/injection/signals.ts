@@ -1,5 +1,6 @@
 import RE2 from 're2';
 import { allLanguages } from './lexicon.js';
+import { isWhitespace, trailingRunStart } from '../../lib/trailing-run.js';
 
 /**
  * What one sentence of a tool result says, as signals. Vocabulary alone is weak evidence: a log
@@ -194,7 +195,8 @@ const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hang
 
 /** The JSON before a string value (`{"description": "`): the value inside may be prose. */
 const LEADING_JSON_FRAME = /^[\s{[,]*(?:"[\w.$@-]{1,40}"\s*:\s*(?:"[^"\n]{0,60}"\s*,\s*|[\d.]+\s*,\s*)?)+"?/;
-const BLANK = /\s/;
+const CLOSING_BRACKETS = new Set([0x2c, 0x7d, 0x5d]);
+const DOUBLE_QUOTE = 0x22;
 
 /**
  * `sentence` without the JSON around a string value in it (`{"description": "` … `"}`). The
@@ -203,11 +205,10 @@ const BLANK = /\s/;
  */
 function withoutJsonFrame(sentence: string): string {
   const start = LEADING_JSON_FRAME.exec(sentence)?.[0].length ?? 0;
-  let end = sentence.length;
-  while (end > start && BLANK.test(sentence[end - 1]!)) end--;
-  while (end > start && ',}]'.includes(sentence[end - 1]!)) end--;
-  while (end > start && BLANK.test(sentence[end - 1]!)) end--;
-  if (end > start && sentence[end - 1] === '"') end--;
+  let end = trailingRunStart(sentence, isWhitespace, sentence.length, start);
+  end = trailingRunStart(sentence, (unit) => CLOSING_BRACKETS.has(unit), end, start);
+  end = trailingRunStart(sentence, isWhitespace, end, start);
+  if (end > start && sentence.charCodeAt(end - 1) === DOUBLE_QUOTE) end--;
   return sentence.slice(start, end);
 }
 
