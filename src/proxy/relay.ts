@@ -148,10 +148,15 @@ class RetryingError extends Error {
 }
 
 /**
- * Relays one upstream response to the client as an undici dispatch handler. Streams go out
- * event by event as they arrive, with backpressure both ways: when uWS reports the client is
- * behind, the upstream socket is paused until uWS says it can take more. Non-streamed bodies
- * are collected (bounded) so their usage can be read.
+ * Relays one upstream response to the client as an undici dispatch handler. Streams go out as
+ * they arrive, with backpressure both ways: when uWS reports the client is behind, the upstream
+ * socket is paused until uWS says it can take more. Non-streamed bodies are collected (bounded)
+ * so their usage can be read.
+ *
+ * A chunked stream reaches the handler one chunk at a time, and a provider writes each event in a
+ * chunk of its own, so one socket read hands over many chunks in a row, synchronously. They are
+ * gathered and framed, redacted and relayed together once the read is parsed (a microtask), as
+ * they would leave in one write anyway: the per-event work is paid per read.
  */
 export class RelayHandler implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | null = null;
@@ -163,6 +168,9 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
   /** Response body bytes relayed or collected, for estimating output when no usage comes. */
   private bodyBytes = 0;
   private framer: SseFramer | null = null;
+  /** Stream chunks of the read being parsed, not yet framed (see the class comment). */
+  private unframed: Buffer[] = [];
+  private framingQueued = false;
   private redactor: StreamRedactor | null = null;
   private noteTap: StreamNoteTap | null = null;
   private gate: ToolCallStreamGate | null = null;
@@ -216,22 +224,13 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     if (this.ex.gone) return;
     this.bodyBytes += chunk.length;
     switch (this.mode) {
-      case 'stream': {
-        const events = this.framer!.push(chunk);
-        if (events === null) return;
-        if (!this.streamBegun) {
-          this.ex.markUpstreamDone();
-          if (startsWithStreamError(events) && this.req.retry.allows({ code: 'stream_error' })) {
-            this.mode = 'retry';
-            controller.abort(new RetryingError());
-            this.req.retry.retry({ code: 'stream_error' });
-            return;
-          }
-          this.beginStream(controller);
+      case 'stream':
+        this.unframed.push(chunk);
+        if (!this.framingQueued) {
+          this.framingQueued = true;
+          queueMicrotask(() => this.frameRead(controller));
         }
-        this.forwardEvents(events);
         return;
-      }
       case 'retry':
         return;
       case 'buffer':
@@ -262,7 +261,9 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     }
   }
 
-  onResponseEnd(): void {
+  onResponseEnd(controller: Dispatcher.DispatchController): void {
+    // The read that ended the stream may have brought its last events.
+    if (this.mode === 'stream' && !this.frameRead(controller)) return;
     if (this.ex.gone) return;
     if (!this.streamBegun && this.mode !== 'passthrough') this.ex.markUpstreamDone();
     switch (this.mode) {
@@ -311,8 +312,10 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     }
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, err: Error & { code?: string }): void {
+  onResponseError(controller: Dispatcher.DispatchController, err: Error & { code?: string }): void {
     if (err instanceof ClientClosedError || err instanceof RetryingError || this.ex.gone) return;
+    // Events that arrived before the failure go out first (and so commit the stream), as they would have alone.
+    if (this.mode === 'stream' && !this.frameRead(controller)) return;
     const committed = this.mode === 'passthrough' || (this.mode === 'stream' && this.streamBegun);
     if (!committed && err.code !== undefined && this.req.retry.allows({ code: err.code })) {
       this.req.retry.retry({ code: err.code });
@@ -326,6 +329,33 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     // A stream keeps its status line; the client gets a final well-formed error event.
     this.settleUsage();
     this.ex.fail(failure);
+  }
+
+  /**
+   * Frames and relays the stream chunks gathered from the read being parsed. A stream's first
+   * events decide whether it begins or, when they are an error a retry may answer, is retried
+   * instead. Answers false when the stream is no longer relayed (the client left, or it is retried).
+   */
+  private frameRead(controller: Dispatcher.DispatchController): boolean {
+    this.framingQueued = false;
+    const chunks = this.unframed;
+    if (chunks.length === 0) return !this.ex.gone && this.mode === 'stream';
+    this.unframed = [];
+    if (this.ex.gone || this.mode !== 'stream') return false;
+    const events = this.framer!.push(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    if (events === null) return true;
+    if (!this.streamBegun) {
+      this.ex.markUpstreamDone();
+      if (startsWithStreamError(events) && this.req.retry.allows({ code: 'stream_error' })) {
+        this.mode = 'retry';
+        controller.abort(new RetryingError());
+        this.req.retry.retry({ code: 'stream_error' });
+        return false;
+      }
+      this.beginStream(controller);
+    }
+    this.forwardEvents(events);
+    return !this.ex.gone;
   }
 
   private beginStream(controller: Dispatcher.DispatchController | null): void {

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { once } from 'node:events';
+import { createServer, type Socket } from 'node:net';
 import { request } from 'undici';
 import { startMockProvider } from '../../bench/mock/provider.js';
 import { startProxy } from '../helpers/proxy.js';
@@ -57,6 +58,57 @@ t.test('a stream reaches the client as it is answered: the status line with the 
   t.notMatch(reads[0], /\[DONE\]/, 'the first read was not held until the end');
   t.match(reads.join(''), /data: \[DONE\]\n\n$/, 'and the stream ends whole');
   t.match(proxy.sink.recent().at(-1), { status: 200, error: null });
+});
+
+/**
+ * An upstream that answers every request with `events` as a chunked event stream, a chunk per
+ * event as providers send them, the whole response in one socket write (so the proxy reads it at once).
+ */
+async function oneWriteStreamUpstream(t: Tap.Test, events: string[]): Promise<string> {
+  const body = events.map((e) => `${Buffer.byteLength(e).toString(16)}\r\n${e}\r\n`).join('') + '0\r\n\r\n';
+  const response = `HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n${body}`;
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    let received = Buffer.alloc(0);
+    socket.on('data', (data) => {
+      received = Buffer.concat([received, data]);
+      const headEnd = received.indexOf('\r\n\r\n');
+      if (headEnd < 0) return;
+      const length = Number(/content-length: *(\d+)/i.exec(received.subarray(0, headEnd).toString())?.[1] ?? 0);
+      if (received.length < headEnd + 4 + length) return;
+      received = received.subarray(headEnd + 4 + length);
+      socket.write(response);
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.teardown(() => {
+    for (const socket of sockets) socket.destroy();
+    server.close();
+  });
+  return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+}
+
+t.test("a stream's events that arrive in one read are relayed together: redaction holds back only what the read ends with", async (t) => {
+  const delta = (content: string) => `data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":${JSON.stringify(content)}},"finish_reason":null}]}\n\n`;
+  // Read event by event, the digits ending a delta could begin a card and were held for the next one.
+  const deltas = ['Your order ', '12', '34 ships on the 5', 'th, card 4539 1488 0343 6467', ' was charged; the receipt is in your inbox as usual, thank you.'];
+  const events = [...deltas.map(delta), 'data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n', 'data: [DONE]\n\n'];
+  const upstreamUrl = await oneWriteStreamUpstream(t, events);
+  const proxy = await startProxy(t, { upstreamUrl });
+  const res = await post(`${proxy.url}/v1/chat/completions`, chat({ stream: true }), { authorization: 'Bearer sk-agent-key' });
+  t.equal(res.status, 200);
+  for (const d of deltas.slice(1, 3)) t.ok(res.text.includes(delta(d)), `${JSON.stringify(d)} went out as the provider sent it`);
+  const text = res.text
+    .split('\n\n')
+    .filter((e) => e.startsWith('data: {'))
+    .map((e) => (JSON.parse(e.slice(6)) as { choices: Array<{ delta: { content?: string } }> }).choices[0]!.delta.content ?? '')
+    .join('');
+  t.equal(text, 'Your order 1234 ships on the 5th, card [REDACTED:pii.card] was charged; the receipt is in your inbox as usual, thank you.');
+  t.notMatch(res.text, /4539|1488|6467/);
+  t.match(res.text, /data: \[DONE\]\n\n$/);
 });
 
 t.test('upstream 5xx reaches the client with its status, the provider\'s body and a trace id', async (t) => {
