@@ -112,8 +112,11 @@ export interface ClusterView {
   metrics(): Promise<{ contentType: string; body: string }>;
 }
 
-/** The envelope every provider route needs; the rest of the body is the provider's business. */
-const providerBodySchema = z.looseObject({
+/**
+ * The envelope every provider route needs; the rest of the body is the provider's business (and
+ * not copied: a loose object would copy every other field of every request).
+ */
+const providerBodySchema = z.object({
   model: z.string().min(1).max(256),
   stream: z.boolean().optional(),
 });
@@ -457,7 +460,7 @@ export class ProxyServer implements ExchangeHooks {
       const reservation = this.options.store.reserve({
         workspace: ex.workspace,
         id: ex.id,
-        amountUsd: reservationUsd(first.pricing, raw, envelope.data),
+        amountUsd: reservationUsd(first.pricing, raw, read.head),
         dailyCapUsd: config.caps.dailyUsd,
         monthlyCapUsd: config.caps.monthlyUsd,
         enforce: hardCapEnforced(config.settings),
@@ -521,7 +524,7 @@ export class ProxyServer implements ExchangeHooks {
       // `{ ...request, reask }` (bench/README.md, "Garbage collection").
       const request: UpstreamRequest = {
         raw,
-        maxOutputTokens: maxOutputTokens(envelope.data),
+        maxOutputTokens: maxOutputTokens(read.head),
         responsePolicy: route.inspectsResponse && Object.keys(policy.pii).length > 0 ? policy : null,
         notes: responseNotesFor(active.decide, ex, route, policy.shadow, this.options.logger),
         toolCalls: carriesToolCalls(route.kind)
