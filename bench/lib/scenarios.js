@@ -71,6 +71,20 @@ function openaiChat({ promptBytes, chunks }) {
   };
 }
 
+/** The mock's pause between a trickled stream's events. */
+const TRICKLE_MS = 1;
+
+/**
+ * As openaiChat's stream, with the mock writing each event a millisecond after the one before, as
+ * a provider streams tokens: most events reach the proxy in a read of their own.
+ * @param {Shape} shape
+ * @returns {LoadRequest}
+ */
+function openaiTrickle(shape) {
+  const request = openaiChat(shape);
+  return { ...request, headers: { ...request.headers, 'x-mock-chunk-delay-ms': String(TRICKLE_MS) } };
+}
+
 /**
  * Anthropic message, streamed.
  * @param {Shape} shape
@@ -139,6 +153,12 @@ export const SCENARIOS = [
     request: openaiChat,
   },
   {
+    name: 'stream-trickle',
+    description: 'as stream, the events a millisecond apart, most in a read of their own, as providers send tokens',
+    shape: { connections: 50, promptBytes: KB, chunks: 20 },
+    request: openaiTrickle,
+  },
+  {
     name: 'stream-io2',
     description: "as stream, with 2 I/O threads (its proxy and stream's in turn)",
     shape: { connections: 50, promptBytes: KB, chunks: 20 },
@@ -181,6 +201,14 @@ export const SCENARIOS = [
     request: openaiChat,
     through: 'pass-through',
     versus: 'stream',
+  },
+  {
+    name: 'stream-trickle-pass-through',
+    description: "as stream-trickle, through the same pass-through (its proxy and stream-trickle's in turn)",
+    shape: { connections: 50, promptBytes: KB, chunks: 20 },
+    request: openaiTrickle,
+    through: 'pass-through',
+    versus: 'stream-trickle',
   },
   {
     name: 'latency-pass-through',
