@@ -62,10 +62,11 @@ t.test('a stream reaches the client as it is answered: the status line with the 
 
 /**
  * An upstream that answers every request with `events` as a chunked event stream, a chunk per
- * event as providers send them, the whole response in one socket write (so the proxy reads it at once).
+ * event as providers send them, the whole response in one socket write (so the proxy reads it at
+ * once). `cut`: the stream never ends; the connection closes right after the events.
  */
-async function oneWriteStreamUpstream(t: Tap.Test, events: string[]): Promise<string> {
-  const body = events.map((e) => `${Buffer.byteLength(e).toString(16)}\r\n${e}\r\n`).join('') + '0\r\n\r\n';
+async function oneWriteStreamUpstream(t: Tap.Test, events: string[], { cut = false } = {}): Promise<string> {
+  const body = events.map((e) => `${Buffer.byteLength(e).toString(16)}\r\n${e}\r\n`).join('') + (cut ? '' : '0\r\n\r\n');
   const response = `HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n${body}`;
   const sockets = new Set<Socket>();
   const server = createServer((socket) => {
@@ -79,7 +80,8 @@ async function oneWriteStreamUpstream(t: Tap.Test, events: string[]): Promise<st
       const length = Number(/content-length: *(\d+)/i.exec(received.subarray(0, headEnd).toString())?.[1] ?? 0);
       if (received.length < headEnd + 4 + length) return;
       received = received.subarray(headEnd + 4 + length);
-      socket.write(response);
+      if (cut) socket.end(response);
+      else socket.write(response);
     });
   });
   server.listen(0, '127.0.0.1');
@@ -109,6 +111,23 @@ t.test("a stream's events that arrive in one read are relayed together: redactio
   t.equal(text, 'Your order 1234 ships on the 5th, card [REDACTED:pii.card] was charged; the receipt is in your inbox as usual, thank you.');
   t.notMatch(res.text, /4539|1488|6467/);
   t.match(res.text, /data: \[DONE\]\n\n$/);
+});
+
+t.test('a stream cut off right after events of the same read relays those events whole, then an error event', async (t) => {
+  const delta = (content: string) => `data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":${JSON.stringify(content)}},"finish_reason":null}]}\n\n`;
+  const upstreamUrl = await oneWriteStreamUpstream(t, [delta('The build '), delta('passed on '), delta('the second try')], { cut: true });
+  const proxy = await startProxy(t, { upstreamUrl, file: { settings: { upstreamRetry: { enabled: false } } } });
+  const res = await post(`${proxy.url}/v1/chat/completions`, chat({ stream: true }), { authorization: 'Bearer sk-agent-key' });
+  t.equal(res.status, 200, 'the events began the stream');
+  const events = res.text.split('\n\n').filter(Boolean);
+  const last = JSON.parse(events.at(-1)!.slice(6)) as { error?: { code?: string } };
+  t.equal(last.error?.code, 'upstream_reset', 'the stream ends with a well-formed error event');
+  const text = events
+    .slice(0, -1)
+    .map((e) => (JSON.parse(e.slice(6)) as { choices: Array<{ delta: { content?: string } }> }).choices[0]!.delta.content ?? '')
+    .join('');
+  t.equal(text, 'The build passed on the second try', 'every delta before the cut reached the client, the held word included');
+  t.match(proxy.sink.recent().at(-1), { status: 200, error: 'upstream_reset' });
 });
 
 t.test('upstream 5xx reaches the client with its status, the provider\'s body and a trace id', async (t) => {
