@@ -60,6 +60,14 @@ t.test('a stream reaches the client as it is answered: the status line with the 
   t.match(proxy.sink.recent().at(-1), { status: 200, error: null });
 });
 
+/** An OpenAI chat chunk with `content` as its delta, as an SSE event. */
+const delta = (content: string) =>
+  `data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":${JSON.stringify(content)}},"finish_reason":null}]}\n\n`;
+
+/** The text a client assembles from OpenAI chat chunk events. */
+const contentOf = (events: string[]) =>
+  events.map((e) => (JSON.parse(e.slice(6)) as { choices: Array<{ delta: { content?: string } }> }).choices[0]!.delta.content ?? '').join('');
+
 /**
  * An upstream that answers every request with `events` as a chunked event stream, a chunk per
  * event as providers send them, the whole response in one socket write (so the proxy reads it at
@@ -94,7 +102,6 @@ async function oneWriteStreamUpstream(t: Tap.Test, events: string[], { cut = fal
 }
 
 t.test("a stream's events that arrive in one read are relayed together: redaction holds back only what the read ends with", async (t) => {
-  const delta = (content: string) => `data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":${JSON.stringify(content)}},"finish_reason":null}]}\n\n`;
   // Read event by event, the digits ending a delta could begin a card and were held for the next one.
   const deltas = ['Your order ', '12', '34 ships on the 5', 'th, card 4539 1488 0343 6467', ' was charged; the receipt is in your inbox as usual, thank you.'];
   const events = [...deltas.map(delta), 'data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n', 'data: [DONE]\n\n'];
@@ -103,18 +110,13 @@ t.test("a stream's events that arrive in one read are relayed together: redactio
   const res = await post(`${proxy.url}/v1/chat/completions`, chat({ stream: true }), { authorization: 'Bearer sk-agent-key' });
   t.equal(res.status, 200);
   for (const d of deltas.slice(1, 3)) t.ok(res.text.includes(delta(d)), `${JSON.stringify(d)} went out as the provider sent it`);
-  const text = res.text
-    .split('\n\n')
-    .filter((e) => e.startsWith('data: {'))
-    .map((e) => (JSON.parse(e.slice(6)) as { choices: Array<{ delta: { content?: string } }> }).choices[0]!.delta.content ?? '')
-    .join('');
+  const text = contentOf(res.text.split('\n\n').filter((e) => e.startsWith('data: {')));
   t.equal(text, 'Your order 1234 ships on the 5th, card [REDACTED:pii.card] was charged; the receipt is in your inbox as usual, thank you.');
   t.notMatch(res.text, /4539|1488|6467/);
   t.match(res.text, /data: \[DONE\]\n\n$/);
 });
 
 t.test('a stream cut off right after events of the same read relays those events whole, then an error event', async (t) => {
-  const delta = (content: string) => `data: {"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":${JSON.stringify(content)}},"finish_reason":null}]}\n\n`;
   const upstreamUrl = await oneWriteStreamUpstream(t, [delta('The build '), delta('passed on '), delta('the second try')], { cut: true });
   const proxy = await startProxy(t, { upstreamUrl, file: { settings: { upstreamRetry: { enabled: false } } } });
   const res = await post(`${proxy.url}/v1/chat/completions`, chat({ stream: true }), { authorization: 'Bearer sk-agent-key' });
@@ -122,10 +124,7 @@ t.test('a stream cut off right after events of the same read relays those events
   const events = res.text.split('\n\n').filter(Boolean);
   const last = JSON.parse(events.at(-1)!.slice(6)) as { error?: { code?: string } };
   t.equal(last.error?.code, 'upstream_reset', 'the stream ends with a well-formed error event');
-  const text = events
-    .slice(0, -1)
-    .map((e) => (JSON.parse(e.slice(6)) as { choices: Array<{ delta: { content?: string } }> }).choices[0]!.delta.content ?? '')
-    .join('');
+  const text = contentOf(events.slice(0, -1));
   t.equal(text, 'The build passed on the second try', 'every delta before the cut reached the client, the held word included');
   t.match(proxy.sink.recent().at(-1), { status: 200, error: 'upstream_reset' });
 });
