@@ -340,6 +340,13 @@ function withLiteral(raw: string, start: number, end: number, text: string): str
 }
 
 /** Whether an event's text is only blank lines (as between events separated by more than one). */
+/** The event `text` holds when it is exactly one, framed by a blank line and no CR; else null. */
+function singleEvent(text: string): string | null {
+  const end = text.length - 2;
+  if (end <= 0 || text.indexOf('\n\n') !== end || text.includes('\r')) return null;
+  return text.slice(0, end);
+}
+
 function isBlank(raw: string): boolean {
   return raw.length === 0 || raw.trim() === '';
 }
@@ -391,6 +398,8 @@ export class StreamRedactor {
    * held between them would be held for nothing, and only the last carries what stays back.
    */
   push(events: Buffer, text = events.toString('utf8')): Buffer {
+    const single = singleEvent(text);
+    if (single !== null) return this.pushOne(events, single);
     let out = '';
     let changed = false;
     let batch: ShapedEvent[] = [];
@@ -421,6 +430,14 @@ export class StreamRedactor {
     }
     if (batch.length > 0) releaseBatch();
     return changed ? Buffer.from(out) : events;
+  }
+
+  /** `push` of a read that is one event, as a provider trickling tokens sends them: no splitting, no batch. */
+  private pushOne(events: Buffer, raw: string): Buffer {
+    if (isBlank(raw)) return events;
+    const shaped = this.shapedEvent(raw);
+    const rewritten = shaped !== null ? this.rewriteBatch([shaped]) : this.rewriteParsed(raw, false);
+    return rewritten === null ? events : Buffer.from(rewritten);
   }
 
   /** `raw` as an event of the current run, or of a run known from earlier streams; null when it is of neither. */
