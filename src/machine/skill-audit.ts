@@ -4,6 +4,7 @@ import { basename, dirname, join, sep } from 'node:path';
 import RE2 from 're2';
 import { simpleCommands } from '../gate/commands.js';
 import { printable } from '../lib/printable.js';
+import { trailingRunStart } from '../lib/trailing-run.js';
 import { redactText, secretSpans } from '../policy/redact-arguments.js';
 
 /**
@@ -142,16 +143,17 @@ function recursiveFlag(word: string, program: string): boolean {
   return /^-[a-zA-Z]{1,4}$/.test(word) && /[rR]/.test(word);
 }
 
+const CLOSE_BRACKET = 0x5d;
+const COMMA = 0x2c;
+
 /**
  * A word without the brackets and commas of a list around it (PowerShell's `[…]`, `a,b`), trimmed
  * by hand: `[\],]+$` is tried at every position of a run of them.
  */
 function withoutListBrackets(word: string): string {
   let start = 0;
-  let end = word.length;
-  while (start < end && (word[start] === '[' || word[start] === ',')) start++;
-  while (end > start && (word[end - 1] === ']' || word[end - 1] === ',')) end--;
-  return word.slice(start, end);
+  while (start < word.length && (word[start] === '[' || word[start] === ',')) start++;
+  return word.slice(start, trailingRunStart(word, (unit) => unit === CLOSE_BRACKET || unit === COMMA, word.length, start));
 }
 
 /** The wildcard operation one simple command performs, or null. */

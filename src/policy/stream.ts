@@ -339,7 +339,6 @@ function withLiteral(raw: string, start: number, end: number, text: string): str
   return raw.slice(0, start) + JSON.stringify(text) + raw.slice(end) + '\n\n';
 }
 
-/** Whether an event's text is only blank lines (as between events separated by more than one). */
 /** The event `text` holds when it is exactly one, framed by a blank line and no CR; else null. */
 function singleEvent(text: string): string | null {
   const end = text.length - 2;
@@ -347,6 +346,7 @@ function singleEvent(text: string): string | null {
   return text.slice(0, end);
 }
 
+/** Whether an event's text is only blank lines (as between events separated by more than one). */
 function isBlank(raw: string): boolean {
   return raw.length === 0 || raw.trim() === '';
 }

@@ -43,9 +43,9 @@ export function maxOutputTokens(body: Record<string, unknown>): number {
   return DEFAULT_MAX_OUTPUT_TOKENS;
 }
 
-/** What is reserved before a request is sent: all of its input and the most output it allows. */
-export function reservationUsd(pricing: Price, raw: Buffer, body: Record<string, unknown>): number {
-  return worstCaseCostUsd({ inputTokens: estimateInputTokens(raw), maxOutputTokens: maxOutputTokens(body), inputPer1k: pricing.inputPer1k, outputPer1k: pricing.outputPer1k });
+/** What is reserved before a request is sent: all of its input and the most output it allows (`maxOutputTokens`). */
+export function reservationUsd(pricing: Price, raw: Buffer, outputLimit: number): number {
+  return worstCaseCostUsd({ inputTokens: estimateInputTokens(raw), maxOutputTokens: outputLimit, inputPer1k: pricing.inputPer1k, outputPer1k: pricing.outputPer1k });
 }
 
 export interface Caps {

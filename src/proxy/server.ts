@@ -456,11 +456,12 @@ export class ProxyServer implements ExchangeHooks {
       const retry = effectiveRetry(config.upstreamRetry, config.settings.upstreamRetry);
       const targets = attemptTargets(model, retry);
       const first = this.prepare(ex, active, route, targets[0]!, passthroughKey);
+      const outputLimit = maxOutputTokens(read.head);
 
       const reservation = this.options.store.reserve({
         workspace: ex.workspace,
         id: ex.id,
-        amountUsd: reservationUsd(first.pricing, raw, read.head),
+        amountUsd: reservationUsd(first.pricing, raw, outputLimit),
         dailyCapUsd: config.caps.dailyUsd,
         monthlyCapUsd: config.caps.monthlyUsd,
         enforce: hardCapEnforced(config.settings),
@@ -524,7 +525,7 @@ export class ProxyServer implements ExchangeHooks {
       // `{ ...request, reask }` (bench/README.md, "Garbage collection").
       const request: UpstreamRequest = {
         raw,
-        maxOutputTokens: maxOutputTokens(read.head),
+        maxOutputTokens: outputLimit,
         responsePolicy: route.inspectsResponse && Object.keys(policy.pii).length > 0 ? policy : null,
         notes: responseNotesFor(active.decide, ex, route, policy.shadow, this.options.logger),
         toolCalls: carriesToolCalls(route.kind)
