@@ -1,3 +1,4 @@
+import { isoTime } from '../lib/iso-time.js';
 import type { Finding } from '../policy/inspect.js';
 import type { Enforcement, McpCallTrace, TraceRecord } from '../traces/trace.js';
 
@@ -29,7 +30,7 @@ export function mcpCallTrace(call: McpCallRecord): TraceRecord {
   const refused = call.mcp.verdict === 'block' || call.mcp.verdict === 'hold';
   return {
     id: call.id,
-    time: new Date(call.startedAt).toISOString(),
+    time: isoTime(call.startedAt),
     workspace: call.workspace,
     session: call.session,
     harness: call.harness,

@@ -1,5 +1,6 @@
 import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
 import { traceId } from '../lib/ids.js';
+import { isoTime } from '../lib/iso-time.js';
 import type { Slotted } from '../lib/slot-set.js';
 import { SvcError } from '../lib/errors.js';
 import type { Finding } from '../policy/inspect.js';
@@ -417,7 +418,7 @@ export class Exchange implements Slotted {
   toTrace(): TraceRecord {
     return {
       id: this.id,
-      time: new Date(this.startedWall).toISOString(),
+      time: isoTime(this.startedWall),
       workspace: this.workspace,
       session: this.headers.session,
       harness: this.headers.harness,
