@@ -115,9 +115,11 @@ export class TraceSink implements TraceOutlet {
         await mkdir(this.options.dir!, { recursive: true });
         this.bytesInFile = await stat(this.file).then((s) => s.size, () => 0);
       }
-      if (this.bytesInFile + batch.length > this.maxFileBytes && this.bytesInFile > 0) await this.rotate();
-      await appendFile(this.file, batch);
-      this.bytesInFile += Buffer.byteLength(batch);
+      // Encoded once: its length in bytes decides the rotation and is what the file grows by.
+      const bytes = Buffer.from(batch);
+      if (this.bytesInFile + bytes.length > this.maxFileBytes && this.bytesInFile > 0) await this.rotate();
+      await appendFile(this.file, bytes);
+      this.bytesInFile += bytes.length;
     } catch (err) {
       this.dropped += count;
       this.options.logger?.error({ err, dropped: count, totalDropped: this.dropped }, 'trace file write failed; records dropped');

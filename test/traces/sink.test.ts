@@ -36,6 +36,24 @@ t.test('records are appended as JSON lines and rotated at the size bound', async
   t.equal(sink.droppedCount, 0);
 });
 
+t.test('the size bound counts bytes: a file of records in a three-byte script stays under it', async (t) => {
+  const dir = t.testdir();
+  const maxFileBytes = 4000;
+  const sink = new TraceSink({ dir, maxFileBytes, maxFiles: 5, flushIntervalMs: 10_000 });
+  // Each record is about 1,000 bytes and only about 500 characters.
+  for (let i = 0; i < 12; i++) {
+    sink.record(traceRecord({ id: `tr_${i}`, session: '漢'.repeat(200) }));
+    await sink.flush();
+  }
+  await sink.close();
+  const files = (await readdir(dir)).filter((f) => f.startsWith('traces.jsonl'));
+  t.ok(files.length > 1, 'it rotated');
+  for (const file of files) {
+    const bytes = (await readFile(`${dir}/${file}`)).length;
+    t.ok(bytes <= maxFileBytes, `${file}: ${bytes} bytes`);
+  }
+});
+
 t.test('a queue past its bound drops the oldest and counts them', async (t) => {
   const sink = new TraceSink({ dir: t.testdir(), maxQueued: 2, flushIntervalMs: 10_000 });
   for (let i = 0; i < 5; i++) sink.record(record(i));
