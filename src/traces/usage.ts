@@ -40,35 +40,74 @@ export function mergeUsageFromEvent(event: unknown, into: Usage): void {
 const USAGE_KEY = Buffer.from('"usage"');
 const OPEN = 0x7b; // {
 const CLOSE = 0x7d; // }
+const OPEN_LIST = 0x5b; // [
+const CLOSE_LIST = 0x5d; // ]
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+
+const isJsonSpace = (c: number | undefined) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 /**
- * Usage of a complete JSON response body, reading only the top-level `usage` object (providers
- * put it last) instead of parsing the whole body.
+ * Usage of a complete JSON response body. Providers put the top-level `usage` object at or near
+ * the end, after the content, so only it is parsed: the last `"usage"` key, when what follows its
+ * object closes the body's own object. Otherwise (a `usage` inside the content, a tool's input or
+ * metadata after the real one, or a provider that puts it first) the whole body is parsed, so
+ * what the model wrote is never read as the bill.
  */
 export function usageFromJsonBytes(body: Buffer): Usage {
-  const none: Usage = { inputTokens: undefined, outputTokens: undefined };
   const key = body.lastIndexOf(USAGE_KEY);
-  if (key < 0) return none;
-  const start = body.indexOf(OPEN, key + USAGE_KEY.length);
-  if (start < 0) return none;
+  if (key < 0) return none();
+  const value = topLevelObjectAfter(body, key + USAGE_KEY.length);
+  if (value === null) return usageOfWholeBody(body);
+  try {
+    return usageFromBody({ usage: JSON.parse(body.toString('utf8', value.start, value.end)) });
+  } catch {
+    return none();
+  }
+}
+
+const none = (): Usage => ({ inputTokens: undefined, outputTokens: undefined });
+
+function usageOfWholeBody(body: Buffer): Usage {
+  try {
+    return usageFromBody(JSON.parse(body.toString('utf8')));
+  } catch {
+    return none();
+  }
+}
+
+/**
+ * The object that is the value of the key ending at `from`, when the object holding that key is
+ * the body's outermost one (after the value, the body's brackets close exactly once before its
+ * end); null otherwise. One pass over the bytes after the key.
+ */
+function topLevelObjectAfter(body: Buffer, from: number): { start: number; end: number } | null {
+  let at = from;
+  while (isJsonSpace(body[at])) at++;
+  if (body[at] !== COLON) return null;
+  at++;
+  while (isJsonSpace(body[at])) at++;
+  if (body[at] !== OPEN) return null;
+  const start = at;
+  let end = -1;
+  // Depth relative to the object holding the key: 1 inside the value, -1 once the holder closes.
   let depth = 0;
   let inString = false;
-  for (let i = start; i < body.length; i++) {
-    const c = body[i];
+  for (; at < body.length; at++) {
+    const c = body[at];
     if (inString) {
-      if (c === BACKSLASH) i++;
+      if (c === BACKSLASH) at++;
       else if (c === QUOTE) inString = false;
     } else if (c === QUOTE) inString = true;
-    else if (c === OPEN) depth++;
-    else if (c === CLOSE && --depth === 0) {
-      try {
-        return usageFromBody({ usage: JSON.parse(body.toString('utf8', start, i + 1)) });
-      } catch {
-        return none;
-      }
+    else if (c === OPEN || c === OPEN_LIST) depth++;
+    else if (c === CLOSE || c === CLOSE_LIST) {
+      depth--;
+      if (depth === 0 && end < 0) end = at + 1;
+      else if (depth === -1) break;
     }
   }
-  return none;
+  if (end < 0 || depth !== -1) return null;
+  for (at++; at < body.length; at++) if (!isJsonSpace(body[at])) return null;
+  return { start, end };
 }
