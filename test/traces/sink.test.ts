@@ -69,18 +69,18 @@ t.test('a queue past its bound drops the oldest and counts them', async (t) => {
   t.same([written.length, written[0], written.at(-1)], [91, 'tr_10', 'tr_100'], 'the newest are kept, in order');
 });
 
-t.test('a full batch of 512 records is written at once, not at the next tick of the timer', async (t) => {
+t.test('a full batch of 128 records is written at once, not at the next tick of the timer', async (t) => {
   const dir = t.testdir();
   const sink = new TraceSink({ dir, flushIntervalMs: 3_600_000 });
   t.teardown(() => sink.close());
-  for (let i = 0; i < 511; i++) sink.record(record(i));
+  for (let i = 0; i < 127; i++) sink.record(record(i));
   await sleep(50);
   t.equal(await readFile(`${dir}/traces.jsonl`, 'utf8').catch(() => null), null, 'fewer wait for the timer');
-  sink.record(record(511));
+  sink.record(record(127));
   const lines = async (): Promise<string[]> => (await readFile(`${dir}/traces.jsonl`, 'utf8').catch(() => '')).split('\n').filter((l) => l !== '');
-  // Waits for the write the 512th record started; the timer would not fire for an hour.
+  // Waits for the write the 128th record started; the timer would not fire for an hour.
   for (let tries = 0; (await lines()).length === 0 && tries < 2_000; tries++) await sleep(5);
   const written = await lines();
-  t.equal(written.length, 512);
-  t.equal(JSON.parse(written.at(-1)!).id, 'tr_511');
+  t.equal(written.length, 128);
+  t.equal(JSON.parse(written.at(-1)!).id, 'tr_127');
 });
