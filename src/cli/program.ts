@@ -31,7 +31,15 @@ program
   .option('--control-plane-url <url>', 'take the config from this control plane and ship traces to it (SVC_CONTROL_PLANE_URL)')
   .option('--api-key <key>', "the gateway's gwt_ token (it names the gateway), or a workspace vk_ key, for the control plane (SVC_API_KEY)")
   .option('--gateway-id <id>', 'the gateway to sync as; without it one is registered and remembered (SVC_GATEWAY_ID)')
-  .action((opts: Record<string, string | undefined>) => import('./proxy-command.js').then(({ runProxy }) => runProxy(opts)).catch(fail));
+  .action((opts: Record<string, string | undefined>) =>
+    // The heap is sized before the proxy's modules load: loading them would grow the young generation past its cap.
+    import('../proxy/heap-sizing.js')
+      .then(({ sizeProxyHeap }) => {
+        const heap = sizeProxyHeap();
+        return import('./proxy-command.js').then(({ runProxy }) => runProxy(opts, heap));
+      })
+      .catch(fail),
+  );
 
 program
   .command('controlplane')

@@ -1,5 +1,4 @@
 import { availableParallelism } from 'node:os';
-import { setFlagsFromString } from 'node:v8';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { buildRuntimeConfig, readConfigFile } from '../config/runtime.js';
@@ -8,6 +7,7 @@ import { ConfigError } from '../lib/errors.js';
 import { createLogger } from '../lib/logger.js';
 import { svcHome } from '../lib/paths.js';
 import { ProxyServer } from '../proxy/server.js';
+import type { HeapSizing } from '../proxy/heap-sizing.js';
 import { TraceSink } from '../traces/sink.js';
 import { ModelCatalog } from '../upstream/catalog.js';
 import { createStore } from '../state/index.js';
@@ -73,16 +73,8 @@ export function proxyOptionsFromEnv(flags: ProxyFlags, env = process.env) {
   return parsed.data;
 }
 
-/**
- * How far V8 lets the old generation grow past what survived the last full collection, in percent.
- * V8's own default lets it grow up to 4× while the process is busy: under 50 connections a proxy
- * with 35 MB live peaked at 225 MB RSS. At 50% it peaks about 60 MB lower, for a few percent more
- * CPU in collection (bench/README.md, "Memory").
- */
-const HEAP_GROWING_PERCENT = 50;
-
-export async function runProxy(flags: ProxyFlags): Promise<void> {
-  setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+/** Runs the proxy; `heap` is its heap's sizing, installed before this module loaded (program.ts). */
+export async function runProxy(flags: ProxyFlags, heap: HeapSizing): Promise<void> {
   const env = process.env;
   const options = proxyOptionsFromEnv(flags, env);
   const logger = createLogger();
@@ -166,6 +158,7 @@ export async function runProxy(flags: ProxyFlags): Promise<void> {
       logger,
     });
   }
+  heap.capWhile(() => (group?.size ?? 1) === 1 && server.inspectionWorkers === 0);
   link?.attach(group ?? server);
   const port = await server.listen();
   if (config.openMode) {

@@ -320,6 +320,11 @@ export class ProxyServer implements ExchangeHooks {
     }
   }
 
+  /** Inspection worker threads running now. */
+  get inspectionWorkers(): number {
+    return this.engine.state().running;
+  }
+
   /** What this thread adds to `/health`. */
   threadState(): ThreadState {
     return { inflight: this.inflight.size, requests: this.requests, workers: this.engine.state(), wasm: this.wasmRules.health() };
