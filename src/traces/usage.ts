@@ -47,6 +47,7 @@ const BACKSLASH = 0x5c;
 const COLON = 0x3a;
 
 const isJsonSpace = (c: number | undefined) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+const none = (): Usage => ({ inputTokens: undefined, outputTokens: undefined });
 
 /**
  * Usage of a complete JSON response body. Providers put the top-level `usage` object at or near
@@ -66,8 +67,6 @@ export function usageFromJsonBytes(body: Buffer): Usage {
     return none();
   }
 }
-
-const none = (): Usage => ({ inputTokens: undefined, outputTokens: undefined });
 
 function usageOfWholeBody(body: Buffer): Usage {
   try {
