@@ -54,7 +54,9 @@ t.test('a server that changes its tools mid-session: a rewording is accepted, a 
   });
   t.ok(shipped.some((r) => r.mcp.code === 'SERVER_HELD' && r.enforcement === 'KILL' && r.mcp.server === 'calc'), 'refusals are shipped like the proxy\'s traces');
   t.notOk(JSON.stringify(shipped).includes('"a":2'), 'never the arguments');
-  t.ok(mcpTraces(home).length >= 7, 'and kept locally');
+  // The local file is written on its own timer, independently of the shipping: waited for too.
+  const kept = await waitFor('the call traces kept locally', () => (mcpTraces(home).length >= 7 ? mcpTraces(home) : undefined));
+  t.ok(kept.some((r) => r.mcp.code === 'SERVER_HELD'), 'and kept locally');
 });
 
 t.test('mcpDefaultPolicy deny: an unapproved server waits in the queue; approve, switch a tool off, block', async (t) => {
