@@ -8,6 +8,8 @@ const PAGE_BYTES = 65536;
 const MAX_REASON_CHARS = 1000;
 /** Strings read from a rule up to this length are built char by char. */
 const SHORT_STRING = 32;
+/** Short strings kept per rule by address; a rule that makes more is asking by strings it builds. */
+const MAX_SHORT_TEXTS = 16;
 /** Strings written into a rule up to this length are stored unit by unit. */
 const SHORT_WRITE = 256;
 /** Accessor charges are taken from the fuel once they add up to this much. */
@@ -171,9 +173,11 @@ export class RuleInstance {
   private readonly evaluateFn: () => number;
   private readonly capBytes: number;
   private fuel: { readonly set: (units: number) => void; readonly get: () => number } | null = null;
-  /** The last short string read from the rule, and where it stood. */
-  private lastShortAt = -1;
-  private lastShortText = '';
+  /**
+   * Short strings read from the rule, by their address: the names it asks for arguments by. Each
+   * stays one string, which V8 looks up as a property key without hashing it again.
+   */
+  private readonly shortTexts = new Map<number, string>();
   /** What the accessors have charged and not yet taken from the fuel. */
   private owed = 0;
   /** What the last call left of its fuel (below zero: it ran out). */
@@ -216,13 +220,13 @@ export class RuleInstance {
       if (ptr < 0 || length < 0 || end > bytes.length) throw new RangeError(`a string at ${ptr} of ${length} units is outside the rule's memory`);
       if (length > SHORT_STRING) return bytes.toString('utf16le', ptr, end);
       // An argument's name, asked for by its length and then read, in this call or the next ones:
-      // the string made last time is answered while the same units stand at the same place.
-      const last = this.lastShortText;
-      if (ptr === this.lastShortAt && last.length === length && sameUnits(bytes, ptr, last)) return last;
+      // the string made for its address is answered while the same units stand there.
+      const known = this.shortTexts.get(ptr);
+      if (known !== undefined && known.length === length && sameUnits(bytes, ptr, known)) return known;
       let text = '';
       for (let at = ptr; at < end; at += 2) text += String.fromCharCode(unitAt(bytes, at));
-      this.lastShortAt = ptr;
-      this.lastShortText = text;
+      if (this.shortTexts.size >= MAX_SHORT_TEXTS) this.shortTexts.clear();
+      this.shortTexts.set(ptr, text);
       return text;
     };
     /** Where the host writes `byteLength` bytes into the rule's memory at `dest`: they must lie within it. */
