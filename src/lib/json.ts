@@ -1,5 +1,10 @@
 export type JsonObject = Record<string, unknown>;
 
+/** Whether a byte is one of JSON's whitespace: space, tab, line feed or carriage return. */
+export function isJsonWhitespace(byte: number | undefined): boolean {
+  return byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d;
+}
+
 /** A plain JSON object: not null, not an array. */
 export function isJsonObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);

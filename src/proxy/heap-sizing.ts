@@ -25,8 +25,6 @@ const V8_GROWTH_FACTOR = 2;
 export interface HeapSizing {
   /** From now on the cap holds only while `wanted` answers true (never when the operator sized the young generation). */
   capWhile(wanted: () => boolean): void;
-  /** The young generation grows as V8 would again. */
-  stop(): void;
 }
 
 /**
@@ -46,26 +44,21 @@ export interface HeapSizing {
 export function sizeProxyHeap(): HeapSizing {
   setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
   const sizedByOperator = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((option) => option.includes('--max-semi-space-size'));
-  let wanted = sizedByOperator ? () => false : () => true;
+  if (sizedByOperator) return { capWhile() {} };
+  let wanted = () => true;
   let factor = V8_GROWTH_FACTOR;
-  const setFactor = (next: number) => {
+  const check = () => {
+    const next = wanted() ? factorToward(SEMI_SPACE_CAP_BYTES, youngGenerationBytes() / 2) : V8_GROWTH_FACTOR;
     if (next === factor) return;
     factor = next;
     setFlagsFromString(`--semi-space-growth-factor=${next}`);
   };
-  const check = () => setFactor(wanted() ? factorToward(SEMI_SPACE_CAP_BYTES, youngGenerationBytes() / 2) : V8_GROWTH_FACTOR);
-  const observer = new PerformanceObserver(check);
-  observer.observe({ entryTypes: ['gc'] });
+  new PerformanceObserver(check).observe({ entryTypes: ['gc'] });
   check();
   return {
     capWhile(next) {
-      if (sizedByOperator) return;
       wanted = next;
       check();
-    },
-    stop() {
-      observer.disconnect();
-      setFactor(V8_GROWTH_FACTOR);
     },
   };
 }

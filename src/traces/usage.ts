@@ -1,3 +1,5 @@
+import { isJsonWhitespace, parseJsonObject } from '../lib/json.js';
+
 /** Token usage as reported by a provider, normalised across the OpenAI and Anthropic shapes. */
 export interface Usage {
   inputTokens: number | undefined;
@@ -46,7 +48,6 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COLON = 0x3a;
 
-const isJsonSpace = (c: number | undefined) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 const none = (): Usage => ({ inputTokens: undefined, outputTokens: undefined });
 
 /**
@@ -60,17 +61,9 @@ export function usageFromJsonBytes(body: Buffer): Usage {
   const key = body.lastIndexOf(USAGE_KEY);
   if (key < 0) return none();
   const value = topLevelObjectAfter(body, key + USAGE_KEY.length);
-  if (value === null) return usageOfWholeBody(body);
+  if (value === null) return usageFromBody(parseJsonObject(body));
   try {
     return usageFromBody({ usage: JSON.parse(body.toString('utf8', value.start, value.end)) });
-  } catch {
-    return none();
-  }
-}
-
-function usageOfWholeBody(body: Buffer): Usage {
-  try {
-    return usageFromBody(JSON.parse(body.toString('utf8')));
   } catch {
     return none();
   }
@@ -83,10 +76,10 @@ function usageOfWholeBody(body: Buffer): Usage {
  */
 function topLevelObjectAfter(body: Buffer, from: number): { start: number; end: number } | null {
   let at = from;
-  while (isJsonSpace(body[at])) at++;
+  while (isJsonWhitespace(body[at])) at++;
   if (body[at] !== COLON) return null;
   at++;
-  while (isJsonSpace(body[at])) at++;
+  while (isJsonWhitespace(body[at])) at++;
   if (body[at] !== OPEN) return null;
   const start = at;
   let end = -1;
@@ -107,6 +100,6 @@ function topLevelObjectAfter(body: Buffer, from: number): { start: number; end: 
     }
   }
   if (end < 0 || depth !== -1) return null;
-  for (at++; at < body.length; at++) if (!isJsonSpace(body[at])) return null;
+  for (at++; at < body.length; at++) if (!isJsonWhitespace(body[at])) return null;
   return { start, end };
 }

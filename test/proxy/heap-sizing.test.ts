@@ -41,7 +41,6 @@ async function allocate() {
 const capped = await allocate();
 wanted = false;
 const free = await allocate();
-heap.stop();
 console.log(JSON.stringify({ capped, free }));
 `;
 

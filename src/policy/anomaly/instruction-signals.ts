@@ -1,4 +1,5 @@
 import RE2 from 're2';
+import { isJsonWhitespace } from '../../lib/json.js';
 
 /**
  * What a tool's text says to the model, as signals. Vocabulary alone is not a signal: a tool may
@@ -172,8 +173,6 @@ const ANY_RULE = new RE2.Set(
   'i',
 );
 
-const isSpace = (byte: number | undefined): boolean => byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d;
-
 /** Whether the line after the break at `i` goes on with a lowercase word: the sentence was wrapped, not ended. */
 function wrapsOn(text: Buffer, i: number): boolean {
   let j = i + 1;
@@ -187,7 +186,7 @@ function sentenceEnds(text: Buffer): number[] {
   const ends: number[] = [];
   for (let i = 0; i < text.length; i++) {
     const byte = text[i];
-    if (byte === 0x0a ? !wrapsOn(text, i) : (byte === 0x2e || byte === 0x21 || byte === 0x3f) && isSpace(text[i + 1])) ends.push(i);
+    if (byte === 0x0a ? !wrapsOn(text, i) : (byte === 0x2e || byte === 0x21 || byte === 0x3f) && isJsonWhitespace(text[i + 1])) ends.push(i);
   }
   return ends;
 }
