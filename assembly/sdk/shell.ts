@@ -177,18 +177,27 @@ function takesValue(wrapper: string, option: string): bool {
   return false;
 }
 
-// The name tests below switch on the length first: most words are no candidate's length, and a
-// string comparison is a call.
+/**
+ * Whether `word` is `name` (not empty): the first units are compared in place before the whole
+ * strings, since most words differ there and a string comparison is a call.
+ */
+// @ts-ignore: decorator
+@inline
+function isName(word: string, name: string): bool {
+  return unitAt(word, 0) == unitAt(name, 0) && word == name;
+}
+
+// The name tests below switch on the length first: most words are no candidate's length.
 function isWrapper(word: string): bool {
   switch (word.length) {
     case 3:
-      return word == "env";
+      return isName(word, "env");
     case 4:
-      return word == "sudo" || word == "doas" || word == "exec" || word == "time" || word == "nice";
+      return isName(word, "sudo") || isName(word, "doas") || isName(word, "exec") || isName(word, "time") || isName(word, "nice");
     case 5:
-      return word == "nohup" || word == "xargs";
+      return isName(word, "nohup") || isName(word, "xargs");
     case 7:
-      return word == "command";
+      return isName(word, "command");
     default:
       return false;
   }
@@ -221,11 +230,11 @@ export function commandStart(cmd: string[]): i32 {
 function isShell(program: string): bool {
   switch (program.length) {
     case 2:
-      return program == "sh";
+      return isName(program, "sh");
     case 3:
-      return program == "zsh" || program == "ksh" || program == "ash";
+      return isName(program, "zsh") || isName(program, "ksh") || isName(program, "ash");
     case 4:
-      return program == "bash" || program == "dash" || program == "fish";
+      return isName(program, "bash") || isName(program, "dash") || isName(program, "fish");
     default:
       return false;
   }
