@@ -11,8 +11,9 @@
  * has given the module fuel; a pair that saves and restores the module's own mutable globals
  * (not the fuel), with which the host rewinds an arena rule after each call; and the line below
  * which the module's writes are watched: restoring the globals takes the fuel of the next call,
- * and answers 1 when memory below the line was written since the last restore, else 0. No rule may
- * export these names itself.
+ * puts back the 16 bytes above the line as they were when it was drawn, and answers the fuel the
+ * call left times two, plus 1 when memory below the line was written since the last restore. No
+ * rule may export these names itself.
  */
 export const METERING_EXPORTS = {
   setFuel: '__svc_set_fuel',

@@ -16,8 +16,8 @@ const SHORT_WRITE = 256;
 const SETTLE_EVERY = 4096;
 /**
  * The last bytes below an arena rule's heap end: the allocator's header of the block it hands out
- * next, which the first allocation of every call writes. They are put back after every call, so
- * that write alone does not cost a copy of the whole started state.
+ * next, which the first allocation of every call writes. The module puts them back on every
+ * restore (meter.ts), so that write alone does not cost a copy of the whole started state.
  */
 const ALLOCATOR_TAIL = 16;
 
@@ -134,15 +134,12 @@ function sameUnits(bytes: Buffer, at: number, text: string): boolean {
 /** An arena rule's started state: the memory below its heap's end, and the means to restore its globals. */
 interface Arena {
   readonly image: Uint8Array;
-  /** Writes below this point are watched; the image's bytes from it on (`tail`) are put back after every call. */
-  readonly line: number;
-  readonly tail: Uint8Array;
   /** What copying the image back costs a call. */
   readonly rewindFuel: number;
   /**
-   * Restores the globals and fills the fuel with `fuel` for the next call (one call into the
-   * module instead of two); answers 1 when the module wrote below `line` since the last restore,
-   * else 0.
+   * Restores the globals and the tail above the watch line, and fills the fuel with `fuel` for the
+   * next call (one call into the module instead of three); answers the fuel the call left times
+   * two, plus 1 when the module wrote below the line since the last restore.
    */
   readonly restoreGlobals: (fuel: number) => number;
 }
@@ -193,6 +190,8 @@ export class RuleInstance {
   private readonly arena: Arena | null = null;
   /** The accessors wrote into an arena rule's started state in this call (its own writes are watched by the module). */
   private hostWroteBelow = false;
+  /** Below this address an arena rule's writes are watched (0 for any other rule). */
+  private watchLine = 0;
 
   constructor(
     module: WebAssembly.Module,
@@ -233,7 +232,7 @@ export class RuleInstance {
     const writable = (byteLength: number, dest: number) => {
       const bytes = this.bytes();
       if (dest < 0 || dest + byteLength > bytes.length) throw new RangeError(`${byteLength} bytes at ${dest} are outside the rule's memory`);
-      if (this.arena !== null && dest < this.arena.line) this.hostWroteBelow = true;
+      if (dest < this.watchLine) this.hostWroteBelow = true;
       return bytes;
     };
     const writeUtf16 = (text: string, dest: number) => {
@@ -341,9 +340,10 @@ export class RuleInstance {
     const image = new Uint8Array(bytes.subarray(0, end));
     const line = Math.max(0, end - ALLOCATOR_TAIL);
     (watch as (line: number) => void)(line);
+    this.watchLine = line;
     // From now on the fuel of each call is filled as the call before it is rewound.
     this.fuel.set(this.budget);
-    return { image, line, tail: image.subarray(line), rewindFuel: (end >>> FUEL_PER_BYTES_SHIFT) + 1, restoreGlobals: restore as (fuel: number) => number };
+    return { image, rewindFuel: (end >>> FUEL_PER_BYTES_SHIFT) + 1, restoreGlobals: restore as (fuel: number) => number };
   }
 
   /** Whether this instance is metered (then every call runs on a budget). */
@@ -391,8 +391,13 @@ export class RuleInstance {
    */
   private finishCall(): void {
     if (this.fuel === null) return;
-    this.left = this.fuel.get() - this.owed;
-    if (this.arena !== null && this.rewind(this.arena)) this.left -= this.arena.rewindFuel;
+    if (this.arena === null) this.left = this.fuel.get() - this.owed;
+    else {
+      // A call that returned paid on entering the rule, so what it left is below the budget (at
+      // most MAX_FUEL) and twice that still fits the i32 the module answers.
+      const answer = this.rewind(this.arena);
+      this.left = (answer >> 1) - this.owed - ((answer & 1) === 0 ? 0 : this.arena.rewindFuel);
+    }
     if (this.left < 0) throw this.outOfFuel();
   }
 
@@ -424,18 +429,16 @@ export class RuleInstance {
 
   /**
    * Puts an arena rule back as it was once started: what a call allocated or changed is gone. Its
-   * globals are restored after every call; its started state is copied back only when the call
-   * wrote into it. Answers whether it copied.
+   * globals and the allocator's tail are restored after every call; its started state is copied
+   * back only when the call wrote into it. Answers the fuel the call left, times two, plus 1 when
+   * it copied.
    */
-  private rewind(arena: Arena): boolean {
-    const wroteBelow = arena.restoreGlobals(this.budget) !== 0 || this.hostWroteBelow;
-    if (!wroteBelow) {
-      this.bytes().set(arena.tail, arena.line);
-      return false;
-    }
+  private rewind(arena: Arena): number {
+    const answer = arena.restoreGlobals(this.budget);
+    if ((answer & 1) === 0 && !this.hostWroteBelow) return answer;
     this.hostWroteBelow = false;
     this.bytes().set(arena.image, 0);
-    return true;
+    return answer | 1;
   }
 
   private bytes(): Buffer {

@@ -52,6 +52,10 @@ const PAY_BYTES = 'svc$fuel_bytes';
 /** Writes below this address set WRITTEN (0, nothing is below, until the host draws the line). */
 const WATCH_LINE = 'svc$watch_line';
 const WRITTEN = 'svc$written_below';
+/** The bytes at the watch line when it was drawn, and whether there were any to keep. */
+const TAIL_LOW = 'svc$tail_low';
+const TAIL_HIGH = 'svc$tail_high';
+const TAIL_KEPT = 'svc$tail_kept';
 /** One payment never takes more than this, so the i32 fuel cannot wrap below zero between checks. */
 const MAX_PAYMENT = 1 << 24;
 /** A function whose calls would cost more than this pays on entry instead. */
@@ -388,15 +392,24 @@ function ownMutableGlobals(mod: binaryen.Module): binaryen.GlobalInfo[] {
 
 function zero(mod: binaryen.Module, type: binaryen.Type): Ref {
   if (type === binaryen.i32) return mod.i32.const(0);
-  if (type === binaryen.i64) return mod.i64.const(0, 0);
+  if (type === binaryen.i64) return mod.i64.const(0n);
   if (type === binaryen.f32) return mod.f32.const(0);
   if (type === binaryen.f64) return mod.f64.const(0);
   return mod.v128.const(new Array<number>(16).fill(0));
 }
 
+/** The bytes below the watch line that restoring puts back on every call (see addGlobalsSnapshot). */
+const TAIL_BYTES = 16;
+
 /**
  * Exported functions that copy each of `globals` into a shadow global and back (not metered: the
  * host calls them between a rule's calls, and they are as long as the module has globals).
+ *
+ * Drawing the watch line also keeps the TAIL_BYTES from the line up (the allocator's header of
+ * the next block, which the first allocation of every call writes; the host draws the line that
+ * far below the end of the started state), and restoring puts them back, so a call that wrote
+ * nothing else there needs no copy from the host. Memory too small to hold them has no started
+ * state above the line to keep.
  */
 function addGlobalsSnapshot(mod: binaryen.Module, globals: readonly binaryen.GlobalInfo[]): void {
   const save: Ref[] = [];
@@ -409,14 +422,28 @@ function addGlobalsSnapshot(mod: binaryen.Module, globals: readonly binaryen.Glo
   });
   mod.addFunction('svc$save_globals', binaryen.none, binaryen.none, [], mod.block(null, save, binaryen.none));
   mod.addFunctionExport('svc$save_globals', METERING_EXPORTS.saveGlobals);
-  // Restoring fills the fuel for the next call with its argument, and answers whether memory below
-  // the watch line was written since the last restore, and forgets it.
-  const written = mod.global.get(WRITTEN, binaryen.i32);
-  restore.push(mod.global.set(WRITTEN, mod.i32.const(0)), mod.global.set(FUEL, mod.local.get(0, binaryen.i32)));
-  const body = mod.block(null, [mod.local.set(1, written), ...restore, mod.local.get(1, binaryen.i32)], binaryen.i32);
+  const line = () => mod.global.get(WATCH_LINE, binaryen.i32);
+  const tail = [TAIL_LOW, TAIL_HIGH];
+  for (const name of tail) mod.addGlobal(name, binaryen.i64, true, zero(mod, binaryen.i64));
+  mod.addGlobal(TAIL_KEPT, binaryen.i32, true, zero(mod, binaryen.i32));
+  // Restoring answers the fuel the call left, doubled, plus 1 when memory below the watch line was
+  // written since the last restore (and forgets it); then it fills the fuel with its argument for
+  // the next call and puts the tail back.
+  const fuel = mod.global.get(FUEL, binaryen.i32);
+  const answer = mod.i32.or(mod.i32.shl(fuel, mod.i32.const(1)), mod.global.get(WRITTEN, binaryen.i32));
+  const putTailBack = mod.if(
+    mod.global.get(TAIL_KEPT, binaryen.i32),
+    mod.block(null, tail.map((name, i) => mod.i64.store(i * 8, 1, line(), mod.global.get(name, binaryen.i64))), binaryen.none),
+  );
+  restore.push(mod.global.set(WRITTEN, mod.i32.const(0)), mod.global.set(FUEL, mod.local.get(0, binaryen.i32)), putTailBack);
+  const body = mod.block(null, [mod.local.set(1, answer), ...restore, mod.local.get(1, binaryen.i32)], binaryen.i32);
   mod.addFunction('svc$restore_globals', binaryen.i32, binaryen.i32, [binaryen.i32], body);
   mod.addFunctionExport('svc$restore_globals', METERING_EXPORTS.restoreGlobals);
-  mod.addFunction('svc$watch_below', binaryen.i32, binaryen.none, [], mod.block(null, [mod.global.set(WATCH_LINE, mod.local.get(0, binaryen.i32)), mod.global.set(WRITTEN, mod.i32.const(0))], binaryen.none));
+  const memoryBytes = mod.i64.shl(mod.i64.extend_u(mod.memory.size()), mod.i64.const(16n));
+  const fits = mod.i64.le_u(mod.i64.add(mod.i64.extend_u(line()), mod.i64.const(BigInt(TAIL_BYTES))), memoryBytes);
+  const keepTail = mod.block(null, [...tail.map((name, i) => mod.global.set(name, mod.i64.load(i * 8, 1, line()))), mod.global.set(TAIL_KEPT, mod.i32.const(1))], binaryen.none);
+  const watch = [mod.global.set(WATCH_LINE, mod.local.get(0, binaryen.i32)), mod.global.set(WRITTEN, mod.i32.const(0)), mod.global.set(TAIL_KEPT, mod.i32.const(0)), mod.if(fits, keepTail)];
+  mod.addFunction('svc$watch_below', binaryen.i32, binaryen.none, [], mod.block(null, watch, binaryen.none));
   mod.addFunctionExport('svc$watch_below', METERING_EXPORTS.watchBelow);
 }
 

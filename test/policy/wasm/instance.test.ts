@@ -4,6 +4,9 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createLogger } from '../../../src/lib/logger.js';
 import { ARENA_TOP_EXPORT } from '../../../src/policy/wasm/abi.js';
+import { RuleInstance, Subject } from '../../../src/policy/wasm/instance.js';
+import { meterModule } from '../../../src/policy/wasm/meter.js';
+import { declaredMemory } from '../../../src/policy/wasm/module-memory.js';
 import { sha256 } from '../../../src/policy/wasm/rule-files.js';
 import { WasmRuleRunner } from '../../../src/policy/wasm/runner.js';
 import { buildSnapshot, type RuleSetSnapshot } from '../../../src/policy/wasm/snapshot.js';
@@ -112,6 +115,42 @@ t.test('every way a call can write into an arena rule\'s started state is put ba
     t.equal((await r.evaluate(set, shellCall('ls', tool))).action, 'allow', `${way}: the call starts from the started state`);
     t.equal((await r.evaluate(set, shellCall('ls', 'probe-tool'))).action, 'allow', `${way}: the next call starts from it too`);
   }
+});
+
+// An arena rule by hand whose heap ends at 1024, with a 64-bit global: each call blocks unless the
+// 16 bytes below its heap's end and the global are as it started, then writes over the ones the
+// length of the tool's name chooses (1: those 16 bytes; 2: a byte far below them; else none).
+const tailWriter = wat(`(module
+  (import "env" "memory" (memory 1))
+  (import "svc" "field_length" (func $length (param i32) (result i32)))
+  (global $count (mut i64) (i64.const 0))
+  (data (i32.const 1008) "\\07\\07\\07\\07\\07\\07\\07\\07\\07\\07\\07\\07\\07\\07\\07\\07")
+  (func (export "svc_abi_version") (result i32) (i32.const 1))
+  (func (export "svc_arena_top") (result i32) (i32.const 1024))
+  (func (export "svc_evaluate") (result i32)
+    (local $way i32)
+    (if (i64.ne (i64.load (i32.const 1008)) (i64.const 0x0707070707070707)) (then (return (i32.const 1))))
+    (if (i64.ne (i64.load (i32.const 1016)) (i64.const 0x0707070707070707)) (then (return (i32.const 1))))
+    (if (i64.ne (global.get $count) (i64.const 0)) (then (return (i32.const 1))))
+    (global.set $count (i64.const -1))
+    (local.set $way (call $length (i32.const 1)))
+    (if (i32.eq (local.get $way) (i32.const 1)) (then (i64.store (i32.const 1008) (i64.const -1)) (i64.store (i32.const 1016) (i64.const -1))))
+    (if (i32.eq (local.get $way) (i32.const 2)) (then (i32.store8 (i32.const 100) (i32.const 1))))
+    (i32.const 0)))`, binaryen.Features.MVP);
+
+t.test("an arena rule's last 16 bytes and its 64-bit globals are put back after every call, and writing only those 16 bytes costs no copy", async (t) => {
+  const metered = meterModule(tailWriter);
+  const instance = new RuleInstance(new WebAssembly.Module(metered as Uint8Array<ArrayBuffer>), declaredMemory(metered), 16, 100_000);
+  const spent = (tool: string) => {
+    const outcome = instance.evaluate(new Subject({ ...shellCall('ls'), toolName: tool }));
+    t.equal(outcome.action, 'allow', `a call after one that wrote with ${tool.length}: as started`);
+    return instance.spent;
+  };
+  const costs = ['x', 'xx', 'x', 'xxx', 'xx', 'x'].map(spent);
+  // The started state is 1024 bytes: copying it back costs 65 units, the calls' own code a few either way.
+  const [tail, below, none] = [costs[0]!, costs[1]!, costs[3]!];
+  t.ok(below - tail >= 60, `a write far below the heap's end pays for the copy (${below} against ${tail})`);
+  t.ok(Math.abs(tail - none) < 20, `a write to the last 16 bytes alone pays none (${tail} against ${none})`);
 });
 
 t.test('arguments reach the rule exactly as the call has them, short or long, whatever their characters', async (t) => {
