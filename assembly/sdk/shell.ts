@@ -149,21 +149,21 @@ export function words(line: string): string[] {
 /** The last path component: `/usr/bin/rm` → `rm`. */
 export function baseName(word: string): string {
   for (let i = word.length - 1; i >= 0; i--) {
-    if (word.charCodeAt(i) == SLASH) return word.substring(i + 1);
+    if (unitAt(word, i) == SLASH) return word.substring(i + 1);
   }
   return word;
 }
 
 /** Whether `word` holds the character `c` (a scan, cheaper than a search for a one-character string). */
 function hasChar(word: string, c: i32): bool {
-  for (let i = 0; i < word.length; i++) {
-    if (word.charCodeAt(i) == c) return true;
+  for (let i = 0, n = word.length; i < n; i++) {
+    if (unitAt(word, i) == c) return true;
   }
   return false;
 }
 
 function isOption(word: string): bool {
-  return word.length > 0 && word.charCodeAt(0) == DASH;
+  return word.length > 0 && unitAt(word, 0) == DASH;
 }
 
 /** Whether `option` of the wrapper `wrapper` takes the next word as its value (`sudo -u root`). */
