@@ -37,6 +37,13 @@ export const MIN_FUEL = 10_000;
 /** The fuel is an i32 and one payment takes at most 2^24 units, so it cannot wrap below zero. */
 export const MAX_FUEL = 2 ** 30;
 
+/**
+ * The bytes just below the end of an arena rule's started state that the module itself puts back
+ * on every restore (the allocator's header of the next block, which the first allocation of every
+ * call writes): the host draws the watch line this far below that end.
+ */
+export const UNWATCHED_TAIL_BYTES = 16;
+
 /** Bulk memory operations pay one unit per 2^4 bytes (and one). */
 export const FUEL_PER_BYTES_SHIFT = 4;
 

@@ -1,6 +1,6 @@
 import { instantiateSync } from '@assemblyscript/loader';
 import { ABI_VERSION, ALL_KINDS, ARENA_TOP_EXPORT, FIELDS, PROGRAMS_EXPORT, VERDICT_CODES, type RuleContext, type RuleOutcome, type ToolInputForm } from './abi.js';
-import { FUEL_PER_BYTES_SHIFT, FuelExhaustedError, HOST_CALL_FUEL, HOST_FUEL_PER_CHARS_SHIFT, METERING_EXPORTS } from './fuel.js';
+import { FUEL_PER_BYTES_SHIFT, FuelExhaustedError, HOST_CALL_FUEL, HOST_FUEL_PER_CHARS_SHIFT, METERING_EXPORTS, UNWATCHED_TAIL_BYTES } from './fuel.js';
 import type { DeclaredMemory } from './module-memory.js';
 import { derivedTexts, MAX_DECLARATION_BYTES, Programs } from './programs.js';
 
@@ -14,12 +14,6 @@ const MAX_SHORT_TEXTS = 16;
 const SHORT_WRITE = 256;
 /** Accessor charges are taken from the fuel once they add up to this much. */
 const SETTLE_EVERY = 4096;
-/**
- * The last bytes below an arena rule's heap end: the allocator's header of the block it hands out
- * next, which the first allocation of every call writes. The module puts them back on every
- * restore (meter.ts), so that write alone does not cost a copy of the whole started state.
- */
-const ALLOCATOR_TAIL = 16;
 
 /** The call being evaluated, shared by every rule that evaluates it: its arguments are parsed once. */
 export class Subject {
@@ -338,7 +332,9 @@ export class RuleInstance {
     if (end > bytes.length) throw new RuleLoadError(`${ARENA_TOP_EXPORT} answered ${end}, past the end of its memory (${bytes.length} bytes)`);
     (save as () => void)();
     const image = new Uint8Array(bytes.subarray(0, end));
-    const line = Math.max(0, end - ALLOCATOR_TAIL);
+    // The module puts back the last bytes itself: the first allocation of every call writes there,
+    // and that alone should not cost a copy of the whole started state.
+    const line = Math.max(0, end - UNWATCHED_TAIL_BYTES);
     (watch as (line: number) => void)(line);
     this.watchLine = line;
     // From now on the fuel of each call is filled as the call before it is rewound.

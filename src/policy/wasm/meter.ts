@@ -1,5 +1,5 @@
 import binaryen from 'binaryen';
-import { FUEL_PER_BYTES_SHIFT, METERING_EXPORTS } from './fuel.js';
+import { FUEL_PER_BYTES_SHIFT, METERING_EXPORTS, UNWATCHED_TAIL_BYTES } from './fuel.js';
 
 /**
  * Instruction metering of a rule module with binaryen (loaded only where modules are metered: the
@@ -398,18 +398,14 @@ function zero(mod: binaryen.Module, type: binaryen.Type): Ref {
   return mod.v128.const(new Array<number>(16).fill(0));
 }
 
-/** The bytes below the watch line that restoring puts back on every call (see addGlobalsSnapshot). */
-const TAIL_BYTES = 16;
-
 /**
  * Exported functions that copy each of `globals` into a shadow global and back (not metered: the
  * host calls them between a rule's calls, and they are as long as the module has globals).
  *
- * Drawing the watch line also keeps the TAIL_BYTES from the line up (the allocator's header of
- * the next block, which the first allocation of every call writes; the host draws the line that
- * far below the end of the started state), and restoring puts them back, so a call that wrote
- * nothing else there needs no copy from the host. Memory too small to hold them has no started
- * state above the line to keep.
+ * Drawing the watch line also keeps the UNWATCHED_TAIL_BYTES from the line up (the host draws
+ * the line that far below the end of the started state), and restoring puts them back, so a call
+ * whose only write there is the allocator's needs no copy from the host. Memory too small to hold
+ * them has no started state above the line to keep.
  */
 function addGlobalsSnapshot(mod: binaryen.Module, globals: readonly binaryen.GlobalInfo[]): void {
   const save: Ref[] = [];
@@ -440,7 +436,7 @@ function addGlobalsSnapshot(mod: binaryen.Module, globals: readonly binaryen.Glo
   mod.addFunction('svc$restore_globals', binaryen.i32, binaryen.i32, [binaryen.i32], body);
   mod.addFunctionExport('svc$restore_globals', METERING_EXPORTS.restoreGlobals);
   const memoryBytes = mod.i64.shl(mod.i64.extend_u(mod.memory.size()), mod.i64.const(16n));
-  const fits = mod.i64.le_u(mod.i64.add(mod.i64.extend_u(line()), mod.i64.const(BigInt(TAIL_BYTES))), memoryBytes);
+  const fits = mod.i64.le_u(mod.i64.add(mod.i64.extend_u(line()), mod.i64.const(BigInt(UNWATCHED_TAIL_BYTES))), memoryBytes);
   const keepTail = mod.block(null, [...tail.map((name, i) => mod.global.set(name, mod.i64.load(i * 8, 1, line()))), mod.global.set(TAIL_KEPT, mod.i32.const(1))], binaryen.none);
   const watch = [mod.global.set(WATCH_LINE, mod.local.get(0, binaryen.i32)), mod.global.set(WRITTEN, mod.i32.const(0)), mod.global.set(TAIL_KEPT, mod.i32.const(0)), mod.if(fits, keepTail)];
   mod.addFunction('svc$watch_below', binaryen.i32, binaryen.none, [], mod.block(null, watch, binaryen.none));
