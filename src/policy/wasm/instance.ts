@@ -2,7 +2,7 @@ import { instantiateSync } from '@assemblyscript/loader';
 import { ABI_VERSION, ALL_KINDS, ARENA_TOP_EXPORT, FIELDS, PROGRAMS_EXPORT, VERDICT_CODES, type RuleContext, type RuleOutcome, type ToolInputForm } from './abi.js';
 import { FUEL_PER_BYTES_SHIFT, FuelExhaustedError, HOST_CALL_FUEL, HOST_FUEL_PER_CHARS_SHIFT, METERING_EXPORTS, UNWATCHED_TAIL_BYTES } from './fuel.js';
 import type { DeclaredMemory } from './module-memory.js';
-import { derivedTexts, MAX_DECLARATION_BYTES, Programs } from './programs.js';
+import { declaredPrograms, derivedTexts, MAX_DECLARATION_BYTES, type Programs } from './programs.js';
 
 const PAGE_BYTES = 65536;
 const MAX_REASON_CHARS = 1000;
@@ -15,6 +15,9 @@ const SHORT_WRITE = 256;
 /** Accessor charges are taken from the fuel once they add up to this much. */
 const SETTLE_EVERY = 4096;
 
+/** No argument's units yet (never written to: a rule's memory is only ever written from it). */
+const NO_UNITS = Buffer.alloc(0);
+
 /** The call being evaluated, shared by every rule that evaluates it: its arguments are parsed once. */
 export class Subject {
   private parsedArguments: Record<string, unknown> | null | undefined;
@@ -26,9 +29,11 @@ export class Subject {
    * bytes. Kept apart from the last argument asked for, since rules ask after absent ones too.
    */
   private unitsName: string | null = null;
-  private units: Buffer = Buffer.alloc(0);
+  private units: Buffer = NO_UNITS;
   /** What `mayRun` looks for programs in besides the emitted arguments, once made; null when the arguments cannot tell. */
   private derivedTexts: string[] | null | undefined;
+  /** `mayRun`'s answers so far, by declaration (rules that declare the same programs share one). */
+  private mayRunAnswers: Map<Programs, boolean> | null = null;
 
   constructor(readonly context: RuleContext) {}
 
@@ -82,6 +87,16 @@ export class Subject {
    */
   mayRun(programs: Programs): boolean {
     if (this.context.kind !== 'tool_call') return true;
+    this.mayRunAnswers ??= new Map();
+    let answer = this.mayRunAnswers.get(programs);
+    if (answer === undefined) {
+      answer = this.mayRunNow(programs);
+      this.mayRunAnswers.set(programs, answer);
+    }
+    return answer;
+  }
+
+  private mayRunNow(programs: Programs): boolean {
     const args = this.arguments();
     if (args === null) return true;
     const emitted = this.context.toolArguments!;
@@ -308,7 +323,7 @@ export class RuleInstance {
       throw new RuleLoadError(`${PROGRAMS_EXPORT} answered ${at}, where no UTF-16 string of at most ${MAX_DECLARATION_BYTES} bytes lies (its length reads ${length})`);
     }
     try {
-      return new Programs(bytes.toString('utf16le', at, at + length));
+      return declaredPrograms(bytes.toString('utf16le', at, at + length));
     } catch (err) {
       throw new RuleLoadError(`${PROGRAMS_EXPORT}: ${(err as Error).message}`);
     }

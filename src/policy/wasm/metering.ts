@@ -20,7 +20,7 @@ export type MeterReply = { readonly ready: true } | { readonly id: number; reado
  */
 export const METER_DEADLINE_MS = 10_000;
 /** Metered modules kept by hash, across rule sets and runners (oldest dropped first). */
-const CACHE_LIMIT = 256;
+export const METERED_MODULES_KEPT = 256;
 /** The metering process exits once idle this long. */
 const IDLE_MS = 30_000;
 /** How long the metering process may take to start (loading binaryen takes about a second on an idle machine). */
@@ -47,10 +47,17 @@ function loaderFlags(execArgv: readonly string[]): string[] {
 
 const cache = new Map<string, MeteredModule>();
 const inFlight = new Map<string, Promise<MeteredModule>>();
+/** Modules dropped from the cache so far: a set found metered stays so while this is unchanged. */
+let evictions = 0;
 
 /** The metered form of a module by the hash of its original bytes, if it has been metered. */
 export function meteredModule(sha256: string): MeteredModule | undefined {
   return cache.get(sha256);
+}
+
+/** How many metered modules the cache has dropped: until it drops another, a module found in it stays there. */
+export function meteredEvictions(): number {
+  return evictions;
 }
 
 /**
@@ -70,7 +77,10 @@ function meterOne(set: RuleSetSnapshot, ref: RuleRef): Promise<MeteredModule> {
       .then(({ outcome, lasting }) => {
         const metered: MeteredModule = 'error' in outcome ? outcome : compile(outcome.bytes);
         if (lasting) {
-          while (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+          while (cache.size >= METERED_MODULES_KEPT) {
+            cache.delete(cache.keys().next().value!);
+            evictions++;
+          }
           cache.set(ref.sha256, metered);
         }
         return metered;

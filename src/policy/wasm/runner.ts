@@ -2,7 +2,7 @@ import type { Logger } from '../../lib/logger.js';
 import type { RuleAction, RuleContext } from './abi.js';
 import { checkRules, evaluateRules, RuleInstances, type EvaluationResult, type FailurePolicy, type RuleCheck } from './evaluator.js';
 import { DEFAULT_FUEL } from './fuel.js';
-import { meteredModule, meterRules, type MeteredModule } from './metering.js';
+import { meteredEvictions, meteredModule, meterRules, type MeteredModule } from './metering.js';
 import type { RuleSetSnapshot } from './snapshot.js';
 
 export interface RuleRunnerOptions {
@@ -45,6 +45,8 @@ export class WasmRuleRunner {
   private fuelExhausted = 0;
   /** Metering outcomes the process does not keep (the metering process failed), for the one call that asked. */
   private readonly transient = new Map<string, MeteredModule>();
+  /** Sets found `ready`, with the metering cache's evictions then: each is looked up once, not on every call. */
+  private readonly readySets = new WeakMap<RuleSetSnapshot, number>();
 
   constructor(private readonly options: RuleRunnerOptions) {
     this.fuel = options.fuel ?? DEFAULT_FUEL;
@@ -63,7 +65,10 @@ export class WasmRuleRunner {
 
   /** Whether every rule of `set` is metered: `evaluateNow` can then answer. */
   ready(set: RuleSetSnapshot): boolean {
+    const evictions = meteredEvictions();
+    if (this.readySets.get(set) === evictions) return true;
     for (const ref of set.rules) if (meteredModule(ref.sha256) === undefined) return false;
+    this.readySets.set(set, evictions);
     return true;
   }
 

@@ -2,7 +2,7 @@ import t from 'tap';
 import { readFile } from 'node:fs/promises';
 import { createLogger } from '../../../src/lib/logger.js';
 import type { RuleContext } from '../../../src/policy/wasm/abi.js';
-import { derivedTexts, MAX_PROGRAM_CHARS, MAX_PROGRAMS, Programs } from '../../../src/policy/wasm/programs.js';
+import { declaredPrograms, derivedTexts, MAX_PROGRAM_CHARS, MAX_PROGRAMS, Programs } from '../../../src/policy/wasm/programs.js';
 import { sha256 } from '../../../src/policy/wasm/rule-files.js';
 import { WasmRuleRunner } from '../../../src/policy/wasm/runner.js';
 import { buildSnapshot, type RuleSetSnapshot } from '../../../src/policy/wasm/snapshot.js';
@@ -92,6 +92,35 @@ t.test('a module that declares programs is run on a tool call only when it may r
   t.equal(await action({ ...shellCall(''), toolArguments: '[1, 2]' }), 'block', 'arguments that are not an object: always asked');
   t.equal(await action({ ...shellCall(''), kind: 'request', toolName: null, toolArguments: null, toolInput: null, text: 'hello' }), 'block', 'a request: always asked');
   t.equal(await action({ ...shellCall(''), kind: 'response', toolName: null, toolArguments: null, toolInput: null, text: 'hello' }), 'block', 'a response: always asked');
+});
+
+t.test('rules that declare the same programs share the declaration: a call is tested against it once', async (t) => {
+  t.equal(declaredPrograms('zzz,yyy'), declaredPrograms('zzz,yyy'), 'one object for one text');
+  t.not(declaredPrograms('zzz'), declaredPrograms('zzz,yyy'));
+  t.throws(() => declaredPrograms('a b'), /a name is 1 to 64 printable ASCII characters/, 'a bad declaration is refused as the constructor refuses it');
+  const first = declaring('qqq');
+  // The same code under another hash: an empty custom section at the end.
+  const second = new Uint8Array([...first, 0x00, 0x02, 0x01, 0x61]);
+  const r = runner(t);
+  const set = buildSnapshot([
+    { name: 'first', priority: 10, sha256: sha256(first), bytes: first },
+    { name: 'second', priority: 20, sha256: sha256(second), bytes: second },
+  ]);
+  const checks = await r.check(set);
+  t.same(checks, [{ kinds: 7, programs: ['qqq'] }, { kinds: 7, programs: ['qqq'] }]);
+  let tests = 0;
+  const occurIn = Programs.prototype.occurIn;
+  Programs.prototype.occurIn = function (this: Programs, text: string) {
+    tests++;
+    return occurIn.call(this, text);
+  };
+  t.teardown(() => {
+    Programs.prototype.occurIn = occurIn;
+  });
+  t.equal((await r.evaluate(set, shellCall('ls -la'))).action, 'allow', 'neither rule runs');
+  t.equal(tests, 1, 'the call is tested once for both rules');
+  const blocked = await r.evaluate(set, shellCall('qqq now'));
+  t.same([blocked.action, blocked.rule], ['block', 'first']);
 });
 
 t.test('a declaration that cannot be read or is not a list of names keeps the module from loading, saying why', async (t) => {

@@ -3,9 +3,10 @@ import { readFile } from 'node:fs/promises';
 import { createLogger } from '../../../src/lib/logger.js';
 import { ruleContextSchema } from '../../../src/policy/wasm/abi.js';
 import { sha256 } from '../../../src/policy/wasm/rule-files.js';
+import { METERED_MODULES_KEPT, meterRules } from '../../../src/policy/wasm/metering.js';
 import { WasmRuleRunner } from '../../../src/policy/wasm/runner.js';
 import { buildSnapshot, type RuleSetSnapshot } from '../../../src/policy/wasm/snapshot.js';
-import { compileRules, compileWithOwnMemory, shellCall } from '../../helpers/wasm.js';
+import { compileRules, compileWithOwnMemory, shellCall, wat } from '../../helpers/wasm.js';
 
 // Every rule is metered when it loads (binaryen in a child process): slow on a loaded machine.
 t.setTimeout(600_000);
@@ -204,4 +205,24 @@ t.test('a module whose own memory could outgrow the cap does not load', async (t
   const r = runner(t, { memoryCapPages: 64 });
   const [check] = await r.check(await setOf(['own-memory-hog', 10]));
   t.same(check, { error: 'it defines its own memory that may grow past the cap of 64 pages; compile it with --importMemory' });
+});
+
+t.test('a set found metered is looked up again once the metering cache has dropped a module', async (t) => {
+  const r = runner(t);
+  const allowAll = wat(`(module
+  (import "env" "memory" (memory 1))
+  (func (export "svc_abi_version") (result i32) (i32.const 1))
+  (func (export "svc_evaluate") (result i32) (i32.const 0)))`);
+  // The same code under as many hashes as wanted: a custom section at the end, numbered.
+  const numbered = (n: number) => new Uint8Array([...allowAll, 0x00, 0x04, 0x01, 0x61, n & 0xff, n >>> 8]);
+  const entry = (n: number) => ({ name: `rule-${n}`, priority: 10, sha256: sha256(numbered(n)), bytes: numbered(n) });
+  const kept = buildSnapshot([entry(0)]);
+  t.equal((await r.evaluate(kept, shellCall('ls'))).action, 'allow');
+  t.ok(r.ready(kept));
+  // As many other modules as the cache keeps push it out (oldest first).
+  await meterRules(buildSnapshot(Array.from({ length: METERED_MODULES_KEPT }, (_, i) => entry(i + 1))));
+  t.notOk(r.ready(kept), 'its module is no longer metered');
+  const again = await r.evaluate(kept, shellCall('ls'));
+  t.same([again.action, again.failures], ['allow', []], 'metered again when next asked');
+  t.ok(r.ready(kept));
 });
