@@ -83,6 +83,9 @@ function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+const NO_FAILURES: readonly RuleFailure[] = Object.freeze([]);
+const ALL_ALLOWED: EvaluationResult = Object.freeze({ verdict: null, failures: NO_FAILURES });
+
 /**
  * The verdict of `set` on one call: the rules in order, the first non-allow verdict wins; a rule
  * that declares the programs it judges is not run on a tool call that cannot run one. A rule
@@ -92,7 +95,7 @@ function describe(err: unknown): string {
 export function evaluateRules(rules: RuleInstances, set: RuleSetSnapshot, context: RuleContext, failurePolicy: FailurePolicy): EvaluationResult {
   rules.forgetRemoved(set);
   const subject = new Subject(context);
-  const failures: RuleFailure[] = [];
+  let failures: RuleFailure[] | null = null;
   const refs = set.rules;
   for (let i = 0; i < refs.length; i++) {
     const ref = refs[i]!;
@@ -100,16 +103,16 @@ export function evaluateRules(rules: RuleInstances, set: RuleSetSnapshot, contex
       const instance = rules.instanceFor(ref);
       if (instance.programs !== null && !subject.mayRun(instance.programs)) continue;
       const outcome = instance.evaluate(subject);
-      if (outcome.action !== 'allow') return { verdict: { index: i, action: outcome.action, reason: outcome.reason, failed: false }, failures };
+      if (outcome.action !== 'allow') return { verdict: { index: i, action: outcome.action, reason: outcome.reason, failed: false }, failures: failures ?? NO_FAILURES };
     } catch (err) {
       // A trapped instance may hold corrupt state: the next evaluation starts from a fresh one.
       rules.drop(ref);
       const error = describe(err);
-      failures.push({ index: i, error, exhausted: err instanceof FuelExhaustedError });
+      (failures ??= []).push({ index: i, error, exhausted: err instanceof FuelExhaustedError });
       if (failurePolicy === 'closed') return { verdict: { index: i, action: 'block', reason: `rule failed: ${error}`, failed: true }, failures };
     }
   }
-  return { verdict: null, failures };
+  return failures === null ? ALL_ALLOWED : { verdict: null, failures };
 }
 
 /** Instantiates every rule of `set` (its start code runs, metered) and checks its ABI: per rule, its kinds and programs or why it cannot load. */

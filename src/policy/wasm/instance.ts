@@ -15,6 +15,8 @@ const SHORT_WRITE = 256;
 /** Accessor charges are taken from the fuel once they add up to this much. */
 const SETTLE_EVERY = 4096;
 
+const ALLOWED: RuleOutcome = Object.freeze({ action: 'allow', reason: '' });
+
 /** No argument's units yet (never written to: a rule's memory is only ever written from it). */
 const NO_UNITS = Buffer.alloc(0);
 
@@ -385,7 +387,7 @@ export class RuleInstance {
     this.finishCall();
     switch (code) {
       case VERDICT_CODES.allow:
-        return { action: 'allow', reason: '' };
+        return ALLOWED;
       case VERDICT_CODES.block:
         return { action: 'block', reason: this.reason || 'blocked by rule' };
       case VERDICT_CODES.hold:

@@ -32,6 +32,8 @@ export interface RuleRunnerState {
   readonly instances: number;
 }
 
+const ALL_ALLOWED: RuleDecision = Object.freeze({ action: 'allow', rule: null, reason: '', failures: Object.freeze([]) });
+
 /**
  * Runs WASM rules inline, on the calling thread. Every module is metered before it runs (binaryen
  * in a child process, once per module, see metering.ts) and each rule gets `fuel` units per call, so a
@@ -103,6 +105,7 @@ export class WasmRuleRunner {
 
   private decide(set: RuleSetSnapshot, result: EvaluationResult): RuleDecision {
     this.completed++;
+    if (result.verdict === null && result.failures.length === 0) return ALL_ALLOWED;
     const failures = result.failures.map((f) => {
       const rule = set.rules[f.index]!.name;
       if (f.exhausted) this.fuelExhausted++;
