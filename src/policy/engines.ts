@@ -1,4 +1,5 @@
-import { DlpScanner } from './dlp/index.js';
+import { DlpScanner, type DlpMatch } from './dlp/index.js';
+import { memoize } from '../lib/memo.js';
 import { InjectionClassifier } from './injection/index.js';
 import type { PolicyConfig } from './policy-config.js';
 import type { PiiDetectorId } from '../config/settings.js';
@@ -8,17 +9,28 @@ export interface Engines {
   readonly version: string;
   /** Null when every PII detector is off. */
   readonly dlp: DlpScanner | null;
+  /**
+   * `dlp.scan` with its matches remembered by text, for request bodies: an agent sends its whole
+   * history again with every turn, and each text is scanned once. Null when DLP is off.
+   */
+  readonly dlpScan: ((text: string) => readonly DlpMatch[]) | null;
   readonly injection: InjectionClassifier;
 }
+
+/** Texts whose DLP matches are remembered: this many, or this many characters in all. */
+const REMEMBERED_TEXTS = 4096;
+const REMEMBERED_CHARS = 1 << 20;
 
 let cached: Engines | null = null;
 
 export function enginesFor(policy: PolicyConfig): Engines {
   if (cached !== null && cached.version === policy.version) return cached;
   const detectors = Object.keys(policy.pii) as PiiDetectorId[];
+  const dlp = detectors.length > 0 ? new DlpScanner(detectors) : null;
   cached = {
     version: policy.version,
-    dlp: detectors.length > 0 ? new DlpScanner(detectors) : null,
+    dlp,
+    dlpScan: dlp === null ? null : memoize((text): readonly DlpMatch[] => dlp.scan(text), REMEMBERED_TEXTS, REMEMBERED_CHARS, REMEMBERED_CHARS),
     injection: new InjectionClassifier(policy.injection.extraPatterns),
   };
   return cached;

@@ -48,8 +48,8 @@ export function inspectBody(policy: PolicyConfig, body: unknown): Inspection {
     // Most leaves hold nothing: their location is written out only for a finding.
     let where: string | undefined;
     const message = messageIndexOf(leaf.path);
-    if (engines.dlp !== null) {
-      const matches = engines.dlp.scan(leaf.text);
+    if (engines.dlpScan !== null) {
+      const matches = engines.dlpScan(leaf.text);
       const toRedact: DlpMatch[] = [];
       for (const m of matches) {
         const action = policy.pii[m.detector]!;

@@ -15,3 +15,16 @@ t.test('memoize remembers up to its limit, then starts afresh; a key past maxKey
   const nothing = memoize(() => undefined, 4);
   t.equal(nothing('x'), undefined, 'undefined is remembered too');
 });
+
+t.test('memoize starts afresh once its keys would pass maxTotalChars in all', async (t) => {
+  const calls: string[] = [];
+  const length = memoize((key: string) => (calls.push(key), key.length), 100, Infinity, 6);
+  length('abc');
+  length('def');
+  length('abc');
+  t.same(calls, ['abc', 'def'], 'six characters in all are kept');
+  length('g'); // a seventh character: the cache is cleared first
+  length('g');
+  length('abc');
+  t.same(calls, ['abc', 'def', 'g', 'abc']);
+});

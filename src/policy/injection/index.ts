@@ -1,4 +1,5 @@
 import RE2 from 're2';
+import { memoize } from '../../lib/memo.js';
 import type { TextKind } from '../walk.js';
 import { CUE_SOURCE } from './cues.js';
 import { decodeBase64, normaliseRegion, type Segment } from './normalise.js';
@@ -17,6 +18,9 @@ export interface InjectionHit {
 
 /** Below this a text is not reported at all. */
 export const REPORT_CONFIDENCE = 0.35;
+/** Verdicts remembered per kind of text: this many texts, or this many characters in all (a few sessions' tools and tool results). */
+const REMEMBERED_TEXTS = 4096;
+const REMEMBERED_CHARS = 1 << 20;
 /** The evidence REPORT_CONFIDENCE stands for. */
 const REPORT_EVIDENCE = -Math.log(1 - REPORT_CONFIDENCE);
 /**
@@ -161,6 +165,14 @@ function* judgeBase64(text: string, forDescription: boolean): Generator<RegionVe
 export class InjectionClassifier {
   private readonly workspacePatterns: Array<{ id: string; re: RE2 }> = [];
   readonly dropped: ReadonlyArray<{ pattern: string; reason: string }>;
+  /**
+   * Verdicts remembered by text, for each kind: an agent sends its tool descriptions and the tool
+   * results of its history again with every turn, and each is judged once.
+   */
+  private readonly remembered: Readonly<Record<InjectionKind, (text: string) => InjectionHit | null>> = {
+    tool_result: memoize((text) => this.judge(text, 'tool_result'), REMEMBERED_TEXTS, REMEMBERED_CHARS, REMEMBERED_CHARS),
+    tool_description: memoize((text) => this.judge(text, 'tool_description'), REMEMBERED_TEXTS, REMEMBERED_CHARS, REMEMBERED_CHARS),
+  };
 
   constructor(extraPatterns: readonly string[] = []) {
     const dropped: Array<{ pattern: string; reason: string }> = [];
@@ -181,6 +193,10 @@ export class InjectionClassifier {
 
   /** The strongest finding in the text at or above REPORT_CONFIDENCE, or null. */
   scan(text: string, kind: InjectionKind): InjectionHit | null {
+    return this.remembered[kind](text);
+  }
+
+  private judge(text: string, kind: InjectionKind): InjectionHit | null {
     for (const p of this.workspacePatterns) if (p.re.test(text)) return { id: p.id, confidence: 0.9 };
     return this.classify(text, kind);
   }
