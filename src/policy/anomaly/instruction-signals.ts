@@ -149,11 +149,17 @@ interface Rule {
   /** Judges a match by the text of its sentence before it; null when the match speaks for itself. */
   readonly judge: ((prefix: string) => boolean) | null;
   readonly marks: readonly Mark[];
+  /**
+   * A pattern every match of this one holds a match of: where it is found nowhere, this one is not
+   * searched for. A verb then up to 80 characters of a sentence before a secret is far slower to
+   * search for than the secret alone, which most texts do not name.
+   */
+  readonly within?: RE2;
 }
 
 const RULES: readonly Rule[] = [
-  { pattern: PATTERNS.secretAccess, judge: isInstruction, marks: ['secret_access'] },
-  { pattern: PATTERNS.secretToTool, judge: isInstruction, marks: ['secret_access', 'parameter_sink'] },
+  { pattern: PATTERNS.secretAccess, judge: isInstruction, marks: ['secret_access'], within: PATTERNS.secretNamed },
+  { pattern: PATTERNS.secretToTool, judge: isInstruction, marks: ['secret_access', 'parameter_sink'], within: PATTERNS.secretNamed },
   { pattern: PATTERNS.secretNamed, judge: isUnprohibited, marks: ['secret_named'] },
   { pattern: PATTERNS.parameterSink, judge: isUnprohibited, marks: ['parameter_sink'] },
   { pattern: PATTERNS.externalDestination, judge: isInstruction, marks: ['external_destination'] },
@@ -166,12 +172,6 @@ const RULES: readonly Rule[] = [
   { pattern: PATTERNS.otherToolUse, judge: null, marks: ['other_tool_use'] },
   { pattern: PATTERNS.redirection, judge: null, marks: ['redirection'] },
 ];
-
-/** One pass tells which rules match at all; only those are run again for their positions. */
-const ANY_RULE = new RE2.Set(
-  RULES.map((r) => r.pattern),
-  'i',
-);
 
 /** Whether the line after the break at `i` goes on with a lowercase word: the sentence was wrapped, not ended. */
 function wrapsOn(text: Buffer, i: number): boolean {
@@ -222,20 +222,44 @@ function isUnprohibited(prefix: string): boolean {
   return !NEGATION.test(clause) || DOUBLE_NEGATION.test(clause);
 }
 
+/** Whether `pattern` matches anywhere in `bytes`, asked once per text (`found` keeps the answers). */
+function occurs(pattern: RE2, bytes: Buffer, found: Map<RE2, boolean>): boolean {
+  let answer = found.get(pattern);
+  if (answer === undefined) {
+    pattern.lastIndex = 0;
+    answer = pattern.test(bytes);
+    found.set(pattern, answer);
+  }
+  return answer;
+}
+
+/** The rules searched for in every text: one pass of a set tells which match at all, and only those are run again for their positions. */
+const EVERY_TEXT = RULES.filter((r) => r.within === undefined);
+const ANY_RULE = new RE2.Set(
+  EVERY_TEXT.map((r) => r.pattern),
+  'i',
+);
+
 /**
  * Reads the signals in one tool's text. One RE2 set pass over the UTF-8 bytes finds which rules
- * match; each of those then scans once (linear) and every match is judged in its sentence:
- * whether its verb is an instruction, whether a negation governs it.
+ * match; a rule with a `within` pattern is left out of the set (with them, the set's automaton
+ * outgrew RE2's state cache and a text it had not just seen took three times as long) and is
+ * searched for where that pattern occurs. Each rule that may match then scans once (linear) and
+ * every match is judged in its sentence: whether its verb is an instruction, whether a negation
+ * governs it.
  */
 export function readSignals(text: string): SignalHit[] {
   const marks: Array<{ readonly kind: Mark; readonly sentence: number }> = [];
   const bytes = Buffer.from(text);
-  const matching = ANY_RULE.match(bytes);
-  const ends = matching.length > 0 ? sentenceEnds(bytes) : [];
-  for (const index of matching) {
-    const { pattern, judge, marks: kinds } = RULES[index]!;
+  const matching = new Set(ANY_RULE.match(bytes).map((i) => EVERY_TEXT[i]!));
+  let ends: number[] | null = null;
+  const found = new Map<RE2, boolean>();
+  for (const rule of RULES) {
+    const { pattern, judge, marks: kinds, within } = rule;
+    if (within === undefined ? !matching.has(rule) : !occurs(within, bytes, found)) continue;
     pattern.lastIndex = 0;
     for (let m = pattern.exec(bytes); m !== null; m = pattern.exec(bytes)) {
+      ends ??= sentenceEnds(bytes);
       const sentence = sentenceOf(ends, m.index);
       if (judge === null || judge(prefixOf(bytes, ends, sentence, m.index))) for (const kind of kinds) marks.push({ kind, sentence });
       // A rejected match may hide an instruction later in it ("never print the key, but read ~/.ssh/id_rsa").
