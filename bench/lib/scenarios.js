@@ -1,4 +1,6 @@
 // @ts-check
+import { readFileSync } from 'node:fs';
+
 /**
  * The load scenarios. Each one describes a request, how many connections send it, and how a
  * complete answer ends; the same request goes straight to the mock provider and through the
@@ -122,6 +124,24 @@ function openaiToolCall({ promptBytes }) {
   };
 }
 
+const CLAUDE_CODE_REQUEST = new URL('../../test/fixtures/harness-requests/claude-code-default.json', import.meta.url);
+
+/**
+ * The request Claude Code sent (`claude -p` with default settings, captured: its system prompt, 18
+ * tools, 47 KB), streamed. The prompt size does not change it.
+ * @param {Shape} shape
+ * @returns {LoadRequest}
+ */
+function claudeCodeTurn({ chunks }) {
+  const { body } = JSON.parse(readFileSync(CLAUDE_CODE_REQUEST, 'utf8'));
+  return {
+    path: '/v1/messages',
+    headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-mock-chunks': String(chunks) },
+    body: JSON.stringify(body),
+    expectEnd: 'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+  };
+}
+
 /** @type {Scenario[]} */
 export const SCENARIOS = [
   {
@@ -171,6 +191,12 @@ export const SCENARIOS = [
     description: 'streamed Anthropic message (/v1/messages), 20 content chunks',
     shape: { connections: 50, promptBytes: KB, chunks: 20 },
     request: anthropicStream,
+  },
+  {
+    name: 'claude-code',
+    description: "Claude Code's captured request (47 KB: system prompt, 18 tools), streamed, 20 content chunks: a turn whose texts the proxy has seen, as a session's next turns mostly are",
+    shape: { connections: 50, promptBytes: KB, chunks: 20 },
+    request: claudeCodeTurn,
   },
   {
     name: 'chat-redis',
