@@ -2,7 +2,8 @@
 /**
  * What inspecting a request costs on the main thread versus a round trip to a policy worker,
  * for 1 KB, 100 KB and 1 MB prompts with the default policy (card, IBAN and SSN redaction plus
- * the injection patterns). The proxy's `limits.inlineInspectMaxBytes` is chosen from these.
+ * the injection patterns). The proxy's `limits.inlineInspectMaxBytes` is chosen from these. Each
+ * request's prompt is new (numbered), so no verdict remembered from an earlier one helps it.
  */
 import { medianSeconds } from './timing.js';
 
@@ -15,9 +16,12 @@ const PROSE =
   'The deploy script reads config from env, retries twice, then writes logs to /var/log/app.log at 2026-11-21T06:18:23Z; ' +
   'build 4.12.7 passed 318 tests in 41.2 s (commit 9f3c2e1). ';
 
-/** @param {number} bytes */
-function requestOf(bytes) {
-  const content = PROSE.repeat(Math.ceil(bytes / PROSE.length)).slice(0, bytes);
+/**
+ * @param {number} bytes
+ * @param {number} n  numbers the prompt
+ */
+function requestOf(bytes, n) {
+  const content = `${n} ${PROSE.repeat(Math.ceil(bytes / PROSE.length))}`.slice(0, bytes);
   const body = { model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'You are terse.' }, { role: 'user', content }] };
   const raw = Buffer.from(JSON.stringify(body));
   return { raw, parsed: () => JSON.parse(raw.toString('utf8')) };
@@ -39,17 +43,27 @@ export const inspectBenchmark = {
     const figures = {};
     try {
       for (const [label, bytes] of SIZES) {
-        const { raw, parsed } = requestOf(/** @type {number} */ (bytes));
         // Enough rounds that JIT warm-up does not dominate small sizes; the worker loop is capped.
-        const rounds = Math.max(3, Math.round(20_000_000 / /** @type {number} */ (bytes)));
+        const rounds = Math.max(3, Math.round(4_000_000 / /** @type {number} */ (bytes)));
         const workerRounds = Math.min(rounds, 2000);
-        const bodies = Array.from({ length: rounds }, parsed);
+        let made = 0;
+        // Each timed pass inspects prompts made and parsed for it before it starts.
+        /** @type {Array<{ raw: Buffer, body: unknown }>} */
+        let batch = [];
+        const prepare = () => {
+          batch = Array.from({ length: rounds }, () => {
+            const { raw, parsed } = requestOf(/** @type {number} */ (bytes), made++);
+            return { raw, body: parsed() };
+          });
+        };
         const inlineSeconds = medianSeconds(() => {
-          for (const body of bodies) void inline.inspect(policy, body, raw);
-        });
-        await worker.inspect(policy, parsed(), raw); // start the worker and compile the policy there
+          for (const { raw, body } of batch) void inline.inspect(policy, body, raw);
+        }, 5, prepare);
+        const first = requestOf(/** @type {number} */ (bytes), made++);
+        await worker.inspect(policy, first.parsed(), first.raw); // start the worker and compile the policy there
+        const raws = Array.from({ length: workerRounds }, () => requestOf(/** @type {number} */ (bytes), made++).raw);
         const start = performance.now();
-        for (let r = 0; r < workerRounds; r++) await worker.inspect(policy, null, raw);
+        for (const raw of raws) await worker.inspect(policy, null, raw);
         const workerMs = performance.now() - start;
         figures[`inline µs ${label}`] = Math.round((inlineSeconds * 1e6) / rounds);
         figures[`worker µs ${label}`] = Math.round((workerMs * 1e3) / workerRounds);

@@ -10,6 +10,13 @@ export function isJsonObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** The top-level fields of `object` that are neither objects nor arrays: what a request's routing reads, without keeping the rest alive. */
+export function scalarFields(object: JsonObject): JsonObject {
+  const fields: JsonObject = {};
+  for (const [field, value] of Object.entries(object)) if (typeof value !== 'object' || value === null) fields[field] = value;
+  return fields;
+}
+
 /** The body parsed, when it is a JSON object; null for anything else (malformed, an array, a scalar). */
 export function parseJsonObject(body: Buffer): JsonObject | null {
   try {

@@ -1,4 +1,4 @@
-import { DlpScanner, type DlpMatch } from './dlp/index.js';
+import { DlpScanner, mayHoldPii, type DlpMatch } from './dlp/index.js';
 import { memoize } from '../lib/memo.js';
 import { InjectionClassifier } from './injection/index.js';
 import type { PolicyConfig } from './policy-config.js';
@@ -23,6 +23,14 @@ const REMEMBERED_CHARS = 1 << 20;
 
 let cached: Engines | null = null;
 
+/** `dlp.scan`, remembered for texts that may hold something: keeping one that cannot costs more than telling so again. */
+function rememberedScan(dlp: DlpScanner): (text: string) => readonly DlpMatch[] {
+  const scan = memoize((text): readonly DlpMatch[] => dlp.scan(text), REMEMBERED_TEXTS, REMEMBERED_CHARS, REMEMBERED_CHARS);
+  return (text) => (mayHoldPii(text) ? scan(text) : NO_MATCHES);
+}
+
+const NO_MATCHES: readonly DlpMatch[] = Object.freeze([]);
+
 export function enginesFor(policy: PolicyConfig): Engines {
   if (cached !== null && cached.version === policy.version) return cached;
   const detectors = Object.keys(policy.pii) as PiiDetectorId[];
@@ -30,7 +38,7 @@ export function enginesFor(policy: PolicyConfig): Engines {
   cached = {
     version: policy.version,
     dlp,
-    dlpScan: dlp === null ? null : memoize((text): readonly DlpMatch[] => dlp.scan(text), REMEMBERED_TEXTS, REMEMBERED_CHARS, REMEMBERED_CHARS),
+    dlpScan: dlp === null ? null : rememberedScan(dlp),
     injection: new InjectionClassifier(policy.injection.extraPatterns),
   };
   return cached;

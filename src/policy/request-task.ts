@@ -1,7 +1,7 @@
 import { Buffer } from 'node:buffer';
 import { exactCacheKey, isCacheable } from '../lib/cache-key.js';
 import { asBuffer } from '../lib/bytes.js';
-import { isJsonObject } from '../lib/json.js';
+import { isJsonObject, scalarFields } from '../lib/json.js';
 import { plainReport } from './anomaly/detect.js';
 import { inspectBody, type Inspection } from './inspect.js';
 import type { PolicyConfig } from './policy-config.js';
@@ -44,8 +44,7 @@ export function runRequestBodyTask(task: RequestBodyTask): RequestBodyResult {
     return { ok: false, reason: 'not_json' };
   }
   if (!isJsonObject(parsed)) return { ok: false, reason: 'not_object' };
-  const head: Record<string, unknown> = {};
-  for (const [field, value] of Object.entries(parsed)) if (typeof value !== 'object' || value === null) head[field] = value;
+  const head = scalarFields(parsed);
   // Keyed on the body as sent: inspection redacts it in place.
   const cacheKey = task.cacheKeyPrefix !== null && isCacheable(parsed) ? exactCacheKey(task.cacheKeyPrefix, parsed) : null;
   const { verdict, findings, blockedBy, shadow, anomaly } = inspectBody(task.policy, parsed);

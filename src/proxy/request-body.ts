@@ -2,7 +2,7 @@ import { Buffer } from 'node:buffer';
 import { InvalidRequestError } from '../lib/errors.js';
 import { exactCacheKey, isCacheable } from '../lib/cache-key.js';
 import { asBuffer } from '../lib/bytes.js';
-import { isJsonObject } from '../lib/json.js';
+import { isJsonObject, scalarFields } from '../lib/json.js';
 import type { PolicyEngine } from '../policy/engine.js';
 import type { Inspection } from '../policy/inspect.js';
 import type { PolicyConfig } from '../policy/policy-config.js';
@@ -10,16 +10,16 @@ import { requestText } from '../policy/wasm/call-text.js';
 
 /** A request body read for the request path: what routing, metering, caching and the rules need of it. */
 export interface ReadBody {
-  /** Its top-level fields; for a body read in a worker only those that are not objects or arrays. */
+  /** Its top-level fields that are not objects or arrays. */
   readonly head: Record<string, unknown>;
   /** The exact cache key, when one was asked for and the body may be cached. */
   readonly cacheKey: string | null;
   readonly inspection: Inspection;
   /** The redacted body when the verdict is `modified`. */
-  readonly redacted: string | Buffer | null;
+  readonly redacted: Buffer | null;
   /** What WASM request rules see (requestText), when asked for. */
   readonly text: string | null;
-  /** The whole body, parsed again if need be (a fallback to another model rewrites it). */
+  /** The whole body as it will be sent, parsed again (a fallback to another model rewrites it). */
   whole(): object;
 }
 
@@ -48,9 +48,19 @@ async function readInline(engine: PolicyEngine, raw: Buffer, options: ReadOption
   if (!isJsonObject(parsed)) throw notObject();
   // Keyed on the body as sent: inspection may redact it in place.
   const cacheKey = options.cacheKeyPrefix !== null && isCacheable(parsed) ? exactCacheKey(options.cacheKeyPrefix, parsed) : null;
-  const inspection = await engine.inspect(options.policy, parsed, raw);
+  const { verdict, findings, blockedBy, shadow, anomaly, body } = await engine.inspect(options.policy, parsed, raw);
   const text = options.wantsText ? requestText(parsed) : null;
-  return { head: parsed, cacheKey, inspection, redacted: inspection.body, text, whole: () => parsed };
+  // Nothing returned holds the parse or the redacted text: a request in flight keeps them out of
+  // the young generation's survivors while the upstream answers (bytes live outside the heap).
+  const redacted = body === null ? null : Buffer.from(body, 'utf8');
+  return {
+    head: scalarFields(parsed),
+    cacheKey,
+    inspection: { verdict, findings, blockedBy, shadow, anomaly },
+    redacted,
+    text,
+    whole: parsesAgain(redacted ?? raw),
+  };
 }
 
 async function readInWorker(engine: PolicyEngine, raw: Buffer, options: ReadOptions): Promise<ReadBody> {
@@ -63,9 +73,17 @@ async function readInWorker(engine: PolicyEngine, raw: Buffer, options: ReadOpti
     inspection: result.inspection,
     redacted,
     text: result.text,
-    // Rare (a fallback to another model): parsing the body on the main thread is accepted then.
-    whole: () => JSON.parse((redacted ?? raw).toString('utf8')) as object,
+    whole: parsesAgain(redacted ?? raw),
   };
+}
+
+/**
+ * The body parsed again when an attempt sends it to a model of another name (a fallback, a
+ * provider's prefix taken off): that costs a parse, and keeping the first parse for it would keep it
+ * alive, with the request, while the upstream answers.
+ */
+function parsesAgain(bytes: Buffer): () => object {
+  return () => JSON.parse(bytes.toString('utf8')) as object;
 }
 
 const notJson = () => new InvalidRequestError('The request body is not valid JSON.');

@@ -1,7 +1,7 @@
 import { detectCodeAsAction } from './code-as-action.js';
 import { detectDlpEscalation, type DlpSighting } from './dlp-escalation.js';
 import type { AnomalyFinding, LoopFinding } from './finding.js';
-import { extractHistory, fingerprintOf } from './history.js';
+import { extractHistory, fingerprintOf, fingerprintParts, type FingerprintParts } from './history.js';
 import { detectLoops } from './loops.js';
 import type { ToolPin } from './poisoning.js';
 import { judgeToolSet } from './tool-set.js';
@@ -42,13 +42,15 @@ export function detectAnomalies(body: unknown, dlpSightings: readonly DlpSightin
 }
 
 /**
- * A report whose fingerprint is computed when first read. The getter is the class's, so every
- * report shares one hidden class: an object literal with a getter of its own is made a dictionary,
- * which kept the request's objects alive past their request and into the old generation
- * (bench/README.md, "Garbage collection"). Its fields are the report's only own properties.
+ * A report whose fingerprint is computed when first read, from the few parts of the body it is made
+ * of: the report lives as long as its request, and keeping the whole body for it kept the request's
+ * parse alive while the upstream answered. The getter is the class's, so every report shares one
+ * hidden class: an object literal with a getter of its own is made a dictionary, which kept the
+ * request's objects alive past their request and into the old generation (bench/README.md,
+ * "Garbage collection"). Its fields are the report's only own properties.
  */
 class Report implements AnomalyReport {
-  readonly #body: JsonObject;
+  readonly #parts: FingerprintParts;
   #fingerprint: string | undefined;
 
   constructor(
@@ -56,11 +58,11 @@ class Report implements AnomalyReport {
     readonly toolPins: Readonly<Record<string, ToolPin>>,
     body: JsonObject,
   ) {
-    this.#body = body;
+    this.#parts = fingerprintParts(body);
   }
 
   get fingerprint(): string {
-    return (this.#fingerprint ??= fingerprintOf(this.#body));
+    return (this.#fingerprint ??= fingerprintOf(this.#parts));
   }
 }
 

@@ -247,13 +247,20 @@ function shortenForFingerprint(text: string): string {
   return `${text.length}:${text.slice(0, FINGERPRINT_EDGE_CHARS)}${text.slice(-FINGERPRINT_EDGE_CHARS)}`;
 }
 
-/** Names a session by its first turns (system prompt, first system and user messages). */
-export function fingerprintOf(body: Json): string {
+/** What names a session: its system prompt, first system message and first user message. */
+export type FingerprintParts = readonly [system: unknown, firstSystem: unknown, firstUser: unknown];
+
+/** The parts of `body` its fingerprint is made of: found at once, kept without the rest of the body. */
+export function fingerprintParts(body: Json): FingerprintParts {
   const turns = Array.isArray(body.messages) ? body.messages : Array.isArray(body.input) ? body.input : Array.isArray(body.contents) ? body.contents : [body.input];
   const firstUser = turns.find((m) => isJsonObject(m) && m.role === 'user') ?? null;
   const system = body.system ?? body.instructions ?? body.systemInstruction ?? null;
-  const seed = fingerprintSeed([system, turns.find((m) => isJsonObject(m) && m.role === 'system') ?? null, firstUser]);
-  return hash('sha256', seed).slice(0, 32);
+  return [system, turns.find((m) => isJsonObject(m) && m.role === 'system') ?? null, firstUser];
+}
+
+/** Names a session by its first turns (system prompt, first system and user messages). */
+export function fingerprintOf(parts: FingerprintParts): string {
+  return hash('sha256', fingerprintSeed(parts)).slice(0, 32);
 }
 
 /**

@@ -1,6 +1,8 @@
 import t from 'tap';
 import { canonicalArguments, canonicalJson } from '../../../src/policy/anomaly/canonical.js';
-import { extractHistory, fingerprintOf } from '../../../src/policy/anomaly/history.js';
+import { extractHistory, fingerprintOf as fingerprintOfParts, fingerprintParts } from '../../../src/policy/anomaly/history.js';
+
+const fingerprintOf = (body: Record<string, unknown>) => fingerprintOfParts(fingerprintParts(body));
 import { detectAnomalies, plainReport } from '../../../src/policy/anomaly/detect.js';
 import { AnomalySessions } from '../../../src/policy/anomaly/sessions.js';
 

@@ -1,0 +1,66 @@
+import t from 'tap';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { createLogger } from '../../src/lib/logger.js';
+import { PolicyEngine } from '../../src/policy/engine.js';
+import { buildPolicyConfig } from '../../src/policy/policy-config.js';
+import { readRequestBody } from '../../src/proxy/request-body.js';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+const CARD = '4539 1488 0343 6467';
+const policy = buildPolicyConfig({ version: 'request-body', settings: {}, localPii: undefined, env: {} });
+
+function engine(t: Tap.Test): PolicyEngine {
+  const e = new PolicyEngine({ threads: 1, inlineMaxBytes: 1024 * 1024, logger: createLogger('silent') });
+  t.teardown(() => e.close());
+  return e;
+}
+
+const body = {
+  model: 'gpt-4o-mini',
+  stream: true,
+  max_tokens: 64,
+  metadata: { user: 'u-1' },
+  messages: [
+    { role: 'system', content: 'You are terse.' },
+    { role: 'user', content: `charge my card ${CARD}` },
+  ],
+};
+
+t.test('a body read on the main thread keeps its top-level scalars and the redacted bytes, and parses again when asked for whole', async (t) => {
+  const read = await readRequestBody(engine(t), Buffer.from(JSON.stringify(body)), { policy, cacheKeyPrefix: null, wantsText: false });
+  t.same(read.head, { model: 'gpt-4o-mini', stream: true, max_tokens: 64 }, 'no objects or arrays');
+  t.equal(read.inspection.verdict, 'modified');
+  t.notOk('body' in read.inspection, 'the inspection does not carry the redacted text');
+  t.ok(Buffer.isBuffer(read.redacted));
+  const sent = JSON.parse(read.redacted!.toString('utf8')) as typeof body;
+  t.equal(sent.messages[1]!.content, 'charge my card [REDACTED:pii.card]');
+  const whole = read.whole();
+  t.same(whole, sent, 'whole is the body as it will be sent');
+  t.not(read.whole(), whole, 'parsed again each time, not kept');
+});
+
+t.test('nothing a read body holds keeps its parse alive while the request is in flight', async (t) => {
+  const parse = JSON.parse;
+  let parsed: WeakRef<object> | null = null;
+  JSON.parse = ((text: string, reviver?: Parameters<typeof parse>[1]) => {
+    const value = parse(text, reviver) as unknown;
+    if (parsed === null && typeof value === 'object' && value !== null) parsed = new WeakRef(value);
+    return value;
+  }) as typeof JSON.parse;
+  t.teardown(() => {
+    JSON.parse = parse;
+  });
+  const read = await readRequestBody(engine(t), Buffer.from(JSON.stringify(body)), { policy, cacheKeyPrefix: null, wantsText: true });
+  JSON.parse = parse;
+  t.ok(parsed !== null, 'the body was parsed here');
+  // A WeakRef holds its target until the current job ends.
+  await nextTurn();
+  gc();
+  t.equal(parsed!.deref(), undefined, 'the parse was collected');
+  t.equal(read.inspection.anomaly?.fingerprint.length, 32, 'the session fingerprint is still there to read');
+  t.same(read.head.model, 'gpt-4o-mini');
+});
