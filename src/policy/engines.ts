@@ -1,8 +1,8 @@
-import { DlpScanner, mayHoldPii, type DlpMatch } from './dlp/index.js';
+import type { PiiDetectorId } from '../config/settings.js';
 import { memoize } from '../lib/memo.js';
+import { DlpScanner, mayHoldPii, type DlpMatch } from './dlp/index.js';
 import { InjectionClassifier } from './injection/index.js';
 import type { PolicyConfig } from './policy-config.js';
-import type { PiiDetectorId } from '../config/settings.js';
 
 /** What a policy compiles to; built once per config version in each thread. */
 export interface Engines {

@@ -243,7 +243,7 @@ const ANY_RULE = new RE2.Set(
 /**
  * Reads the signals in one tool's text. One RE2 set pass over the UTF-8 bytes finds which rules
  * match; a rule with a `within` pattern is left out of the set (with them, the set's automaton
- * outgrew RE2's state cache and a text it had not just seen took three times as long) and is
+ * outgrew RE2's state cache and a text it had not just seen took about five times as long) and is
  * searched for where that pattern occurs. Each rule that may match then scans once (linear) and
  * every match is judged in its sentence: whether its verb is an instruction, whether a negation
  * governs it.

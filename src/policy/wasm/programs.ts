@@ -1,3 +1,5 @@
+import { memoize } from '../../lib/memo.js';
+
 /**
  * A rule's `svc_programs` declaration (abi.ts) and the test that lets the host skip the rule on a
  * tool call. A shell splits a command line into words only by taking characters out: quotes, the
@@ -16,25 +18,6 @@ const PRINTABLE_ASCII = /^[\x21-\x7e]+$/;
 const NOT_IN_A_NAME = /["',\\]/;
 /** What quoting and line continuations may put between a word's characters. */
 const QUOTING = String.raw`[\\'"\r\n]*`;
-
-/** Declarations kept by their text, so rules that declare the same programs share one (bounded: a set of rules rarely declares more). */
-const DECLARED = new Map<string, Programs>();
-const MAX_DECLARED = 256;
-
-/**
- * The Programs of a declaration's text: one object for each text, so a call's test of it is made
- * once however many rules declare it (Subject.mayRun remembers the answer by the object). Throws
- * as the constructor does.
- */
-export function declaredPrograms(declared: string): Programs {
-  let programs = DECLARED.get(declared);
-  if (programs === undefined) {
-    programs = new Programs(declared);
-    if (DECLARED.size >= MAX_DECLARED) DECLARED.delete(DECLARED.keys().next().value!);
-    DECLARED.set(declared, programs);
-  }
-  return programs;
-}
 
 /** The programs a rule judges the commands of, and the test of whether a call's text may run one. */
 export class Programs {
@@ -63,6 +46,16 @@ export class Programs {
     return this.pattern.test(text);
   }
 }
+
+/** Declarations kept by their text: a set of rules rarely declares more. */
+const KEPT_DECLARATIONS = 256;
+
+/**
+ * The Programs of a declaration's text: one object for each text, so a call's test of it is made
+ * once however many rules declare it (Subject.mayRun remembers the answer by the object). Throws
+ * as the constructor does.
+ */
+export const declaredPrograms: (declared: string) => Programs = memoize((declared) => new Programs(declared), KEPT_DECLARATIONS);
 
 /**
  * The texts besides the arguments as emitted that a tool call's commands can come from, given its
