@@ -150,9 +150,10 @@ interface Rule {
   readonly judge: ((prefix: string) => boolean) | null;
   readonly marks: readonly Mark[];
   /**
-   * A pattern every match of this one holds a match of: where it is found nowhere, this one is not
-   * searched for. A verb then up to 80 characters of a sentence before a secret is far slower to
-   * search for than the secret alone, which most texts do not name.
+   * Another rule's pattern (one in the set) that every match of this one holds a match of: where
+   * the set finds it nowhere, this one is not searched for. A verb then up to 80 characters of a
+   * sentence before a secret is far slower to search for than the secret alone, which most texts
+   * do not name.
    */
   readonly within?: RE2;
 }
@@ -222,17 +223,6 @@ function isUnprohibited(prefix: string): boolean {
   return !NEGATION.test(clause) || DOUBLE_NEGATION.test(clause);
 }
 
-/** Whether `pattern` matches anywhere in `bytes`, asked once per text (`found` keeps the answers). */
-function occurs(pattern: RE2, bytes: Buffer, found: Map<RE2, boolean>): boolean {
-  let answer = found.get(pattern);
-  if (answer === undefined) {
-    pattern.lastIndex = 0;
-    answer = pattern.test(bytes);
-    found.set(pattern, answer);
-  }
-  return answer;
-}
-
 /** The rules searched for in every text: one pass of a set tells which match at all, and only those are run again for their positions. */
 const EVERY_TEXT = RULES.filter((r) => r.within === undefined);
 const ANY_RULE = new RE2.Set(
@@ -244,19 +234,17 @@ const ANY_RULE = new RE2.Set(
  * Reads the signals in one tool's text. One RE2 set pass over the UTF-8 bytes finds which rules
  * match; a rule with a `within` pattern is left out of the set (with them, the set's automaton
  * outgrew RE2's state cache and a text it had not just seen took about five times as long) and is
- * searched for where that pattern occurs. Each rule that may match then scans once (linear) and
+ * searched for where the set found that pattern. Each rule that may match then scans once (linear) and
  * every match is judged in its sentence: whether its verb is an instruction, whether a negation
  * governs it.
  */
 export function readSignals(text: string): SignalHit[] {
   const marks: Array<{ readonly kind: Mark; readonly sentence: number }> = [];
   const bytes = Buffer.from(text);
-  const matching = new Set(ANY_RULE.match(bytes).map((i) => EVERY_TEXT[i]!));
+  const matching = new Set(ANY_RULE.match(bytes).map((i) => EVERY_TEXT[i]!.pattern));
   let ends: number[] | null = null;
-  const found = new Map<RE2, boolean>();
-  for (const rule of RULES) {
-    const { pattern, judge, marks: kinds, within } = rule;
-    if (within === undefined ? !matching.has(rule) : !occurs(within, bytes, found)) continue;
+  for (const { pattern, judge, marks: kinds, within } of RULES) {
+    if (!matching.has(within ?? pattern)) continue;
     pattern.lastIndex = 0;
     for (let m = pattern.exec(bytes); m !== null; m = pattern.exec(bytes)) {
       ends ??= sentenceEnds(bytes);
