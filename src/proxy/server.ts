@@ -523,8 +523,11 @@ export class ProxyServer implements ExchangeHooks {
           ? null
           : (response: CachedResponse) => void this.options.store.cacheSet(ex.workspace, cacheKey, encodeCached(response), config.limits.cacheTtlMs);
 
+      // The closure takes `whole`, not `read`: what a closure names stays alive with the request,
+      // and `read` holds the inspection, whose anomaly report holds the body's first turns.
+      const whole = read.whole;
       const outgoing = new OutgoingBody(anomaly.steered ?? read.redacted ?? raw, model, () =>
-        anomaly.steered !== null ? (JSON.parse(anomaly.steered) as object) : read.whole(),
+        anomaly.steered !== null ? (JSON.parse(anomaly.steered) as object) : whole(),
       );
       // What every attempt sends with; what differs by attempt is a separate argument of send, never
       // `{ ...request, reask }` (bench/README.md, "Garbage collection").
