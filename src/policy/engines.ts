@@ -1,6 +1,6 @@
 import type { PiiDetectorId } from '../config/settings.js';
 import { memoize } from '../lib/memo.js';
-import { DlpScanner, mayHoldPii, type DlpMatch } from './dlp/index.js';
+import { DlpScanner, type DlpMatch } from './dlp/index.js';
 import { InjectionClassifier } from './injection/index.js';
 import type { PolicyConfig } from './policy-config.js';
 
@@ -23,13 +23,13 @@ const REMEMBERED_CHARS = 1 << 20;
 
 let cached: Engines | null = null;
 
-/** `dlp.scan`, remembered for texts that may hold something: keeping one that cannot costs more than telling so again. */
+/**
+ * `dlp.scan`, remembered for every text: finding a long text in the memo costs less than even
+ * telling whether it has a digit or an `@`, the scanner's first test.
+ */
 function rememberedScan(dlp: DlpScanner): (text: string) => readonly DlpMatch[] {
-  const scan = memoize((text): readonly DlpMatch[] => dlp.scan(text), REMEMBERED_TEXTS, REMEMBERED_CHARS, REMEMBERED_CHARS);
-  return (text) => (mayHoldPii(text) ? scan(text) : NO_MATCHES);
+  return memoize((text) => dlp.scan(text), REMEMBERED_TEXTS, REMEMBERED_CHARS, REMEMBERED_CHARS);
 }
-
-const NO_MATCHES: readonly DlpMatch[] = Object.freeze([]);
 
 export function enginesFor(policy: PolicyConfig): Engines {
   if (cached !== null && cached.version === policy.version) return cached;

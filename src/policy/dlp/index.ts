@@ -1,3 +1,3 @@
-export { DlpScanner, mayHoldPii, type DlpMatch } from './scanner.js';
+export { DlpScanner, type DlpMatch } from './scanner.js';
 export { redact } from './redact.js';
 export { loadDlpRules, parseDlpRules, type DlpRules } from './rules.js';

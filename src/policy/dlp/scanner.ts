@@ -29,11 +29,6 @@ interface ByteMatch {
  */
 const MAY_HOLD_PII = /[0-9@]/;
 
-/** Whether `text` may hold anything a detector finds: a text without a digit or an `@` holds nothing. */
-export function mayHoldPii(text: string): boolean {
-  return MAY_HOLD_PII.test(text);
-}
-
 /**
  * Finds personal data with one RE2 pass for all enabled detectors and a validator per
  * detector. Construction compiles the patterns (~1 ms); one scanner per thread, reused: `scan`
@@ -63,7 +58,7 @@ export class DlpScanner {
 
   /** Validated matches, sorted by start, never overlapping (where findings compete, the longer, then the more confident, wins). */
   scan(text: string): DlpMatch[] {
-    if (this.detectors.length === 0 || !mayHoldPii(text)) return [];
+    if (this.detectors.length === 0 || !MAY_HOLD_PII.test(text)) return [];
     const bytes = this.scratch.encode(text);
     const found: ByteMatch[] = [];
     for (let from = 0; from < bytes.length; ) {
