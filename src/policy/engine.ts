@@ -56,8 +56,8 @@ export class PolicyEngine {
    * body comes back as JSON text in `body`.
    */
   async inspect(policy: PolicyConfig, parsed: unknown, raw: Buffer): Promise<InspectionResult> {
-    if (raw.length <= this.options.inlineMaxBytes) return this.inspectInline(policy, parsed);
-    return this.inspectInWorker({ policy, body: raw.toString('utf8') });
+    if (raw.length <= this.options.inlineMaxBytes) return this.inspectInline(policy, parsed, raw);
+    return this.inspectInWorker({ policy, raw });
   }
 
   /** Whether a request body of this size is parsed and inspected in a worker (`parseRequestBody`) rather than on the main thread. */
@@ -73,9 +73,9 @@ export class PolicyEngine {
     return this.runInWorker(task, 'requestBody') as Promise<RequestBodyResult>;
   }
 
-  private inspectInline(policy: PolicyConfig, parsed: unknown): InspectionResult {
+  private inspectInline(policy: PolicyConfig, parsed: unknown, raw: Buffer): InspectionResult {
     try {
-      return inspectParsed(policy, parsed);
+      return inspectParsed(policy, parsed, raw);
     } catch (err) {
       this.options.logger.error({ err }, 'inline inspection failed');
       throw new GovernanceUnavailableError('the policy engine failed', err);

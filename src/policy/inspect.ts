@@ -1,6 +1,7 @@
 import { detectAnomalies, type AnomalyReport } from './anomaly/detect.js';
 import type { DlpSighting } from './anomaly/dlp-escalation.js';
 import { isPublishedTestCard } from './dlp/published-test-cards.js';
+import type { StringEdit } from '../lib/json-splice.js';
 import { redact, type DlpMatch } from './dlp/index.js';
 import { enginesFor } from './engines.js';
 import { InjectionClassifier } from './injection/index.js';
@@ -36,9 +37,10 @@ export interface Inspection {
 /**
  * Inspects a parsed request or response body in place: DLP over every text leaf (redacting
  * where the policy says so), the prompt-injection classifier over tool results and descriptions.
- * Pure apart from the redaction it writes into `body`; in shadow mode `body` is left untouched.
+ * Pure apart from the redaction it writes into `body`, each of which it adds to `edits` when
+ * given; in shadow mode `body` is left untouched.
  */
-export function inspectBody(policy: PolicyConfig, body: unknown): Inspection {
+export function inspectBody(policy: PolicyConfig, body: unknown, edits?: StringEdit[]): Inspection {
   const engines = enginesFor(policy);
   const findings: Finding[] = [];
   let blockedBy: Finding | null = null;
@@ -61,7 +63,9 @@ export function inspectBody(policy: PolicyConfig, body: unknown): Inspection {
         if (message !== null && !isPublishedTestCard(m.detector, value)) sightings.push({ message, value: normalised(value) });
       }
       if (toRedact.length > 0 && !policy.shadow) {
-        setText(body, leaf.path, redact(leaf.text, toRedact));
+        const redacted = redact(leaf.text, toRedact);
+        setText(body, leaf.path, redacted);
+        edits?.push({ before: leaf.text, after: redacted });
         modified = true;
       }
     }

@@ -1,9 +1,10 @@
-import { Buffer } from 'node:buffer';
-import { exactCacheKey, isCacheable } from '../lib/cache-key.js';
 import { asBuffer } from '../lib/bytes.js';
+import { exactCacheKey, isCacheable } from '../lib/cache-key.js';
 import { isJsonObject, scalarFields } from '../lib/json.js';
+import type { StringEdit } from '../lib/json-splice.js';
 import { plainReport } from './anomaly/detect.js';
 import { inspectBody, type Inspection } from './inspect.js';
+import { redactedBytes } from './task.js';
 import type { PolicyConfig } from './policy-config.js';
 import { requestText } from './wasm/call-text.js';
 
@@ -47,16 +48,17 @@ export function runRequestBodyTask(task: RequestBodyTask): RequestBodyResult {
   const head = scalarFields(parsed);
   // Keyed on the body as sent: inspection redacts it in place.
   const cacheKey = task.cacheKeyPrefix !== null && isCacheable(parsed) ? exactCacheKey(task.cacheKeyPrefix, parsed) : null;
-  const { verdict, findings, blockedBy, shadow, anomaly } = inspectBody(task.policy, parsed);
+  const edits: StringEdit[] = [];
+  const { verdict, findings, blockedBy, shadow, anomaly } = inspectBody(task.policy, parsed, edits);
   const inspection: Inspection = { verdict, findings, blockedBy, shadow, anomaly: plainReport(anomaly) };
   // Rules see the body as it will be sent on, as they do when it is inspected on the main thread.
   const text = task.wantsText ? requestText(parsed) : null;
-  return { ok: true, head, inspection, body: inspection.verdict === 'modified' ? sharedUtf8(JSON.stringify(parsed)) : null, cacheKey, text };
+  return { ok: true, head, inspection, body: inspection.verdict === 'modified' ? shared(redactedBytes(task.raw, parsed, edits)) : null, cacheKey, text };
 }
 
-/** `text` as UTF-8 in shared memory, handed back to the main thread without a copy. */
-function sharedUtf8(text: string): Uint8Array {
-  const bytes = new Uint8Array(new SharedArrayBuffer(Buffer.byteLength(text)));
-  Buffer.from(bytes.buffer, 0, bytes.byteLength).write(text);
-  return bytes;
+/** `bytes` copied into shared memory, handed back to the main thread without another copy. */
+function shared(bytes: Uint8Array): Uint8Array {
+  const copy = new Uint8Array(new SharedArrayBuffer(bytes.byteLength));
+  copy.set(bytes);
+  return copy;
 }

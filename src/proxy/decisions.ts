@@ -1,3 +1,4 @@
+import { asBuffer } from '../lib/bytes.js';
 import { GovernanceUnavailableError, InvalidRequestError } from '../lib/errors.js';
 import type { PolicyConfig } from '../policy/policy-config.js';
 import type { InspectionResult } from '../policy/task.js';
@@ -55,7 +56,7 @@ export async function answerDecisionTraffic(ex: Exchange, route: DecisionRoute, 
     warnings.push(`would_block:${inspection.blockedBy.detector}`);
   }
   if (inspection.verdict === 'modified') ex.enforcement = 'ENHANCE';
-  const inspected: unknown = inspection.body !== null ? JSON.parse(inspection.body) : body;
+  const inspected: unknown = inspection.body !== null ? JSON.parse(asBuffer(inspection.body).toString('utf8')) : body;
   if (ex.gone) return;
   if (route === 'decide') {
     const decision = await answerDecision(engine, parseOrThrow(decisionRequestSchema, inspected), ex.headers.harness);

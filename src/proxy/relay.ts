@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici';
+import { asBuffer } from '../lib/bytes.js';
 import { UpstreamError, UpstreamTimeoutError, type SvcError } from '../lib/errors.js';
 import { isJsonObject, type JsonObject } from '../lib/json.js';
 import { costUsd } from '../upstream/catalog.js';
@@ -450,7 +451,7 @@ export class RelayHandler implements Dispatcher.DispatchHandler {
     this.ex.shadow = result.shadow;
     this.recordFindings(result.findings, result.verdict === 'blocked');
     if (result.verdict === 'blocked') return { body: Buffer.from(JSON.stringify(refusalResponse(this.req.kind, parsed as Record<string, unknown>, result.blockedBy!.detector))), parsed: null };
-    return result.body !== null ? { body: Buffer.from(result.body), parsed: null } : { body, parsed: isJsonObject(parsed) ? parsed : null };
+    return result.body !== null ? { body: asBuffer(result.body), parsed: null } : { body, parsed: isJsonObject(parsed) ? parsed : null };
   }
 
   /** A complete response's tool calls put to the judges; refused ones substituted. */

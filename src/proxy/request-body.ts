@@ -52,7 +52,7 @@ async function readInline(engine: PolicyEngine, raw: Buffer, options: ReadOption
   const text = options.wantsText ? requestText(parsed) : null;
   // Nothing returned holds the parse or the redacted text: a request in flight keeps them out of
   // the young generation's survivors while the upstream answers (bytes live outside the heap).
-  const redacted = body === null ? null : Buffer.from(body, 'utf8');
+  const redacted = body === null ? null : asBuffer(body);
   return {
     head: scalarFields(parsed),
     cacheKey,

@@ -120,3 +120,26 @@ t.test('a worker crash is retried once; a second failure fails closed with 503 g
   t.match(await res.body.json(), { error: { code: 'governance_unavailable', trace_id: /^tr_/ } });
   t.equal(always.mock.requests.length, before, 'failed closed: nothing sent');
 });
+
+t.test('a redacted body goes on as the agent wrote it, the redacted text written in place', async (t) => {
+  const { mock, proxy } = await setup(t, { piiDetectors: { 'pii.email': 'redact' } });
+  const body = { model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'Sign commits as noreply@example.com.' }, { role: 'user', content: 'Commit — then push.' }] };
+  const sent = JSON.stringify(body, null, 2);
+  const res = await request(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: sent });
+  t.equal(res.statusCode, 200);
+  await res.body.text();
+  const expected = sent.replace('noreply@example.com', '[REDACTED:pii.email]');
+  t.equal(mock.requests.at(-1)!.headers['content-length'], String(Buffer.byteLength(expected)), 'its spacing kept: only the address was rewritten');
+  t.same(mock.requests.at(-1)!.body, JSON.parse(expected));
+});
+
+t.test('a key given twice cannot carry a value past redaction', async (t) => {
+  const { mock, proxy } = await setup(t, { piiDetectors: { 'pii.email': 'redact' } });
+  // The parse keeps the second content, written with an escape; the first holds the same text as
+  // JSON.stringify writes it, where a search for that text finds it first.
+  const sent = '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"mail jane@example.com","content":"mail jane\\u0040example.com"}]}';
+  const res = await request(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: sent });
+  t.equal(res.statusCode, 200);
+  await res.body.text();
+  t.same(mock.requests.at(-1)!.body, { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'mail [REDACTED:pii.email]' }] });
+});
