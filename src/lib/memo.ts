@@ -29,22 +29,26 @@ interface Remembered<T> {
 export function memoize<T>(fn: (key: string) => T, limit: number, maxKeyChars = Infinity, maxTotalChars = Infinity): (key: string) => T {
   const short = new Map<string, T>();
   const long = new Map<number, Remembered<T>>();
+  let count = 0;
   let totalChars = 0;
-  const makeRoom = (chars: number): void => {
-    if (short.size + long.size < limit && totalChars + chars <= maxTotalChars) return;
-    short.clear();
-    long.clear();
-    totalChars = 0;
+  const remembering = (chars: number): void => {
+    if (count >= limit || totalChars + chars > maxTotalChars) {
+      short.clear();
+      long.clear();
+      count = 0;
+      totalChars = 0;
+    }
+    count++;
+    totalChars += chars;
   };
   return (key) => {
     if (key.length > maxKeyChars) return fn(key);
     if (key.length <= HASHED_KEY_CHARS) {
       const known = short.get(key);
       if (known !== undefined || short.has(key)) return known as T;
-      makeRoom(key.length);
       const result = fn(key);
+      remembering(key.length);
       short.set(key, result);
-      totalChars += key.length;
       return result;
     }
     const sketch = sketchOf(key);
@@ -53,10 +57,9 @@ export function memoize<T>(fn: (key: string) => T, limit: number, maxKeyChars = 
     // A key whose sketch is shared by too many is worked out each time: lookups stay bounded.
     const sharing = long.get(sketch);
     if (sharing !== undefined && sharing.depth >= MAX_SHARING_SKETCH) return result;
-    makeRoom(key.length);
+    remembering(key.length);
     const next = long.get(sketch);
     long.set(sketch, { key, result, next, depth: (next?.depth ?? 0) + 1 });
-    totalChars += key.length;
     return result;
   };
 }

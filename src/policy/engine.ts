@@ -52,8 +52,8 @@ export class PolicyEngine {
   }
 
   /**
-   * Inspects a parsed body. Inline inspection rewrites `parsed` in place; either way a modified
-   * body comes back as JSON text in `body`.
+   * Inspects `parsed`, the parse of `raw`. Inline inspection rewrites `parsed` in place; either
+   * way a modified body comes back as UTF-8 bytes in `body`.
    */
   async inspect(policy: PolicyConfig, parsed: unknown, raw: Buffer): Promise<InspectionResult> {
     if (raw.length <= this.options.inlineMaxBytes) return this.inspectInline(policy, parsed, raw);

@@ -1,7 +1,7 @@
+import type { StringEdit } from '../lib/json-splice.js';
 import { detectAnomalies, type AnomalyReport } from './anomaly/detect.js';
 import type { DlpSighting } from './anomaly/dlp-escalation.js';
 import { isPublishedTestCard } from './dlp/published-test-cards.js';
-import type { StringEdit } from '../lib/json-splice.js';
 import { redact, type DlpMatch } from './dlp/index.js';
 import { enginesFor } from './engines.js';
 import { InjectionClassifier } from './injection/index.js';

@@ -4,8 +4,8 @@ import { isJsonObject, scalarFields } from '../lib/json.js';
 import type { StringEdit } from '../lib/json-splice.js';
 import { plainReport } from './anomaly/detect.js';
 import { inspectBody, type Inspection } from './inspect.js';
-import { redactedBytes } from './task.js';
 import type { PolicyConfig } from './policy-config.js';
+import { redactedBytes } from './task.js';
 import { requestText } from './wasm/call-text.js';
 
 /**

@@ -28,7 +28,7 @@ export function inspectParsed(policy: PolicyConfig, parsed: unknown, raw: Uint8A
 /**
  * The redacted body as it is sent on: `raw` with the redacted texts written in place where that is
  * shown exact (`spliceStrings`), else `redacted` serialised again. A Claude Code request (47 KB)
- * costs 40-80 µs spliced, 250-400 µs serialised and encoded again.
+ * costs 33-41 µs spliced, 179-201 µs serialised and encoded again.
  */
 export function redactedBytes(raw: Uint8Array, redacted: unknown, edits: readonly StringEdit[]): Buffer {
   return spliceStrings(raw, redacted, edits) ?? Buffer.from(JSON.stringify(redacted));

@@ -78,3 +78,14 @@ t.test('long keys count toward both bounds', async (t) => {
   few('short');
   t.equal(counted, 4, 'short and long keys share the limit');
 });
+
+t.test('each long key counts toward the limit, however many share a sketch', async (t) => {
+  let calls = 0;
+  const at = memoize((key: string) => (calls++, key.indexOf('b')), 3);
+  for (let i = 0; i < 3; i++) at(variant(i));
+  at(variant(0));
+  t.equal(calls, 3, 'three alike are remembered');
+  at(variant(3)); // the fourth: the memo starts afresh
+  at(variant(0));
+  t.equal(calls, 5);
+});
