@@ -30,6 +30,12 @@ t.test('writes each edited string in place and leaves every other byte as it was
   );
 });
 
+t.test('numbers keep the digits they were sent with', async (t) => {
+  // Serialising the parse again would send 12345678901234567000 and 1.5.
+  const { out } = spliced('{"id":12345678901234567890,"x":1.50,"t":"a@b.co"}', [{ path: ['t'], after: '[R]' }]);
+  t.equal(out?.toString('utf8'), '{"id":12345678901234567890,"x":1.50,"t":"[R]"}');
+});
+
 t.test('finds the text where a string begins, not inside another one', async (t) => {
   // The first occurrence of "x@y.com" in the bytes opens at an escaped quote inside "a".
   const raw = '{"a":"say \\"x@y.com","b":"x@y.com"}';
