@@ -210,14 +210,18 @@ t.test('auto: one thread at rest; once the main thread stays busy, a second wher
   const grown = Math.min(2, maxAutoIoThreads());
   // Heavy to inspect (200 KB with digits for DLP to weigh, under the 256 KB inspected inline) and
   // cheap to send: the proxy's main thread stays busy even when this process, which sends the load
-  // and plays the provider, gets less CPU.
-  const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'build 4.12.7 passed 318 tests in 41.2 s (commit 9f3c2e1). '.repeat(3500) }] };
-  const payload = JSON.stringify(body);
+  // and plays the provider, gets less CPU. Sixteen texts in turn, more than the DLP memo keeps, so
+  // that each is scanned anew, as an agent's new text is.
+  const payloads = Array.from({ length: 16 }, (_, i) =>
+    JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `run ${i}: ${'build 4.12.7 passed 318 tests in 41.2 s (commit 9f3c2e1). '.repeat(3500)}` }] }),
+  );
+  let sent = 0;
   let loading = true;
   const load = Promise.all(
     Array.from({ length: 32 }, async () => {
       const client = new Client(proxy.url);
       while (loading) {
+        const payload = payloads[sent++ % payloads.length]!;
         const res = await client.request({ path: '/v1/chat/completions', method: 'POST', headers: { 'content-type': 'application/json' }, body: payload });
         await res.body.dump();
       }
