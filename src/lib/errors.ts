@@ -31,6 +31,22 @@ export class InvalidRequestError extends SvcError {
   }
 }
 
+/** A body nested deeper than inspection can follow: refused as the sender's, never sent on uninspected. */
+export class NestingTooDeepError extends InvalidRequestError {
+  constructor(cause: unknown) {
+    super('The request body is nested too deeply to be inspected.', null, 'nesting_too_deep');
+    this.cause = cause;
+  }
+}
+
+/** Whether `err`, or an error it was caused by, is JavaScript running out of call stack. */
+export function isStackOverflow(err: unknown): boolean {
+  for (let e = err; e instanceof Error; e = e.cause) {
+    if (e.name === 'RangeError' && /call stack/i.test(e.message)) return true;
+  }
+  return false;
+}
+
 export class AuthenticationError extends SvcError {
   constructor(message = 'Invalid API key. Use a virtual key (vk_…) issued for this gateway.') {
     super(message, { code: 'invalid_api_key', status: 401, type: 'authentication_error' });

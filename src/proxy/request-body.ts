@@ -1,5 +1,5 @@
 import { Buffer } from 'node:buffer';
-import { InvalidRequestError } from '../lib/errors.js';
+import { InvalidRequestError, isStackOverflow, NestingTooDeepError } from '../lib/errors.js';
 import { exactCacheKey, isCacheable } from '../lib/cache-key.js';
 import { asBuffer } from '../lib/bytes.js';
 import { isJsonObject, scalarFields } from '../lib/json.js';
@@ -32,10 +32,16 @@ export interface ReadOptions {
 /**
  * Parses and inspects a request body: on the main thread when it is small (a worker round trip
  * costs more), in a worker otherwise, so that parsing a large body never stalls the event loop.
- * A large body arrives in shared memory (see readBody) and is handed over without a copy.
+ * A large body arrives in shared memory (see readBody) and is handed over without a copy. A body
+ * nested deeper than inspection can follow (JSON.parse goes deeper than the policy's walk) is the
+ * sender's error, not the policy engine's: 400 `nesting_too_deep`.
  */
 export async function readRequestBody(engine: PolicyEngine, raw: Buffer, options: ReadOptions): Promise<ReadBody> {
-  return engine.parsesInWorker(raw.length) && raw.buffer instanceof SharedArrayBuffer ? readInWorker(engine, raw, options) : readInline(engine, raw, options);
+  try {
+    return await (engine.parsesInWorker(raw.length) && raw.buffer instanceof SharedArrayBuffer ? readInWorker(engine, raw, options) : readInline(engine, raw, options));
+  } catch (err) {
+    throw isStackOverflow(err) ? new NestingTooDeepError(err) : err;
+  }
 }
 
 async function readInline(engine: PolicyEngine, raw: Buffer, options: ReadOptions): Promise<ReadBody> {

@@ -13,8 +13,8 @@ const gc = runInNewContext('gc') as () => void;
 const CARD = '4539 1488 0343 6467';
 const policy = buildPolicyConfig({ version: 'request-body', settings: {}, localPii: undefined, env: {} });
 
-function engine(t: Tap.Test): PolicyEngine {
-  const e = new PolicyEngine({ threads: 1, inlineMaxBytes: 1024 * 1024, logger: createLogger('silent') });
+function engine(t: Tap.Test, inlineMaxBytes = 1024 * 1024): PolicyEngine {
+  const e = new PolicyEngine({ threads: 1, inlineMaxBytes, logger: createLogger('silent') });
   t.teardown(() => e.close());
   return e;
 }
@@ -63,4 +63,15 @@ t.test('nothing a read body holds keeps its parse alive while the request is in 
   t.equal(parsed!.deref(), undefined, 'the parse was collected');
   t.equal(read.inspection.anomaly?.fingerprint.length, 32, 'the session fingerprint is still there to read');
   t.same(read.head.model, 'gpt-4o-mini');
+});
+
+t.test('a body nested deeper than inspection can follow is refused as the sender\'s error, on either thread', async (t) => {
+  const depth = 50_000;
+  const deep = Buffer.from(`{"model":"gpt-4o-mini","messages":[{"role":"user","content":${'['.repeat(depth)}"mail jane@example.com"${']'.repeat(depth)}}]}`);
+  const options = { policy, cacheKeyPrefix: null, wantsText: false };
+  await t.rejects(readRequestBody(engine(t), deep, options), { name: 'NestingTooDeepError', status: 400, code: 'nesting_too_deep' }, 'on the main thread');
+  // A body past the inline size arrives in shared memory and is read in a worker.
+  const shared = Buffer.from(new SharedArrayBuffer(deep.length));
+  deep.copy(shared);
+  await t.rejects(readRequestBody(engine(t, 0), shared, options), { name: 'NestingTooDeepError', status: 400, code: 'nesting_too_deep' }, 'in a worker');
 });

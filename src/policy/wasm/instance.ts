@@ -1,4 +1,5 @@
 import { instantiateSync } from '@assemblyscript/loader';
+import { isStackOverflow } from '../../lib/errors.js';
 import { ABI_VERSION, ALL_KINDS, ARENA_TOP_EXPORT, FIELDS, PROGRAMS_EXPORT, VERDICT_CODES, type RuleContext, type RuleOutcome, type ToolInputForm } from './abi.js';
 import { FUEL_PER_BYTES_SHIFT, FuelExhaustedError, HOST_CALL_FUEL, HOST_FUEL_PER_CHARS_SHIFT, METERING_EXPORTS, UNWATCHED_TAIL_BYTES } from './fuel.js';
 import type { DeclaredMemory } from './module-memory.js';
@@ -419,7 +420,7 @@ export class RuleInstance {
     this.left = this.fuel === null ? 0 : this.fuel.get() - this.owed;
     if (this.arena !== null) this.rewind(this.arena);
     if (this.fuel !== null && this.left < 0) return this.outOfFuel();
-    if (err instanceof RangeError && /call stack/i.test(err.message)) return new Error(`it overflowed its stack: ${err.message}`);
+    if (isStackOverflow(err)) return new Error(`it overflowed its stack: ${err.message}`);
     // A grow refused at the cap surfaces as a trap; the memory in use tells the two apart.
     return new Error(`it trapped with ${this.memory.buffer.byteLength} of its ${this.capBytes} memory bytes in use: ${err.message}`);
   }
