@@ -21,8 +21,8 @@ const BACKSLASH = 0x5c;
  *   begins (not inside another).
  */
 export function spliceStrings(raw: Uint8Array, edited: unknown, edits: readonly StringEdit[]): Buffer | null {
-  const replaced = edits.map((e) => e.before);
-  if (new Set(replaced).size !== replaced.length) return null;
+  const replaced = byLength(edits.map((e) => e.before));
+  if (replaced === null) return null;
   const strings = countStrings(edited, replaced);
   if (strings < 0) return null;
   const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
@@ -48,14 +48,23 @@ export function spliceStrings(raw: Uint8Array, edited: unknown, edits: readonly 
 }
 
 /**
- * How many strings `root` holds, keys included; -1 when one of them is in `excluded`. Strings are
- * compared by length first: a string is hashed character by character to be looked up in a Set.
+ * `texts` by their lengths; null when one is given twice. Looked up by length, then compared: a
+ * string is hashed character by character to be a key of a Map or a Set.
  */
-function countStrings(root: unknown, excluded: readonly string[]): number {
-  const isExcluded = (s: string): boolean => {
-    for (const x of excluded) if (x.length === s.length && x === s) return true;
-    return false;
-  };
+function byLength(texts: readonly string[]): Map<number, string[]> | null {
+  const map = new Map<number, string[]>();
+  for (const text of texts) {
+    const same = map.get(text.length);
+    if (same === undefined) map.set(text.length, [text]);
+    else if (same.includes(text)) return null;
+    else same.push(text);
+  }
+  return map;
+}
+
+/** How many strings `root` holds, keys included; -1 when one of them is in `excluded`. */
+function countStrings(root: unknown, excluded: ReadonlyMap<number, readonly string[]>): number {
+  const isExcluded = (s: string): boolean => excluded.get(s.length)?.includes(s) === true;
   let count = 0;
   // A stack of its own: a parse may nest deeper than the call stack goes.
   const stack: unknown[] = [root];
