@@ -37,10 +37,13 @@ export function sameJson(a: unknown, b: unknown): boolean {
     return true;
   }
   if (Array.isArray(b)) return false;
-  const keys = Object.keys(a);
-  if (keys.length !== Object.keys(b).length) return false;
-  for (const key of keys) {
+  // Keys counted as they are enumerated: a parse's objects list only their own keys, and listing
+  // them into arrays cost more than the comparison (tool definitions compared every turn).
+  let keys = 0;
+  for (const key in a) {
     if (!Object.hasOwn(b, key) || !sameJson((a as JsonObject)[key], (b as JsonObject)[key])) return false;
+    keys++;
   }
-  return true;
+  for (const _ in b) if (--keys < 0) return false;
+  return keys === 0;
 }

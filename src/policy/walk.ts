@@ -17,6 +17,7 @@ export type PathSegment = string | number;
 export type TextKind = 'message' | 'system' | 'tool_arguments' | 'tool_result' | 'tool_description' | 'other';
 
 export interface TextLeaf {
+  /** Where the leaf is: the walker's own path, as it stands during the visit (copy it to keep it). */
   readonly path: readonly PathSegment[];
   readonly text: string;
   readonly kind: TextKind;
@@ -73,11 +74,13 @@ const OPAQUE_DATA_TYPES = new Set(['base64', 'redacted_thinking']);
 /** A `data:` URL of base64 bytes (an inline image or file): binary, not text. */
 const BASE64_DATA_URL = /^data:[^,]{0,100};base64,/;
 
+/** Top-level keys under which a body's texts are its conversation. */
+const MESSAGE_ROOTS = new Set<PathSegment>(['messages', 'input', 'prompt', 'choices', 'content', 'output']);
+
 type Json = Record<string, unknown>;
 
-/** Whether `key` of the envelope object `node` (the body when `atRoot`) is part of the wire format rather than content. */
+/** Whether the string field `key` of the envelope object `node` (the body when `atRoot`) is part of the wire format rather than content. */
 function isStructural(node: Json, key: string, atRoot: boolean): boolean {
-  if (typeof node[key] !== 'string') return false;
   if (STRUCTURAL_KEYS.has(key)) return true;
   if (key === 'model') return atRoot;
   // A tool's or a call's name routes it; a message's `name` is a participant's, and is read.
@@ -86,54 +89,98 @@ function isStructural(node: Json, key: string, atRoot: boolean): boolean {
   return false;
 }
 
-function kindOf(path: readonly PathSegment[], ancestors: readonly Json[]): TextKind {
-  const root = path[0];
-  // Under `tools` (namespaces nest more), or in a Responses `additional_tools` input item.
-  if (path.at(-1) === 'description' && (root === 'tools' || ancestors.some((a) => a.type === 'additional_tools'))) return 'tool_description';
-  for (const a of ancestors) {
-    if (a.role === 'tool' || a.type === 'tool_result' || a.type === 'function_call_output') return 'tool_result';
-  }
-  const last = path.at(-1);
-  if (last === 'arguments' || (path.includes('input') && ancestors.some((a) => a.type === 'tool_use'))) return 'tool_arguments';
-  if (root === 'system' || root === 'instructions' || ancestors.some((a) => a.role === 'system' || a.role === 'developer')) return 'system';
-  if (root === 'messages' || root === 'input' || root === 'prompt' || root === 'choices' || root === 'content' || root === 'output') return 'message';
-  return 'other';
+function isBinary(text: string): boolean {
+  // 'd': most texts are told apart by their first character, without running the expression.
+  return text.charCodeAt(0) === 0x64 && BASE64_DATA_URL.test(text);
 }
 
-/** Calls `visit` for every text leaf of `body`, depth first, in document order. */
-export function walkTexts(body: unknown, visit: (leaf: TextLeaf) => void): void {
-  const path: PathSegment[] = [];
-  const ancestors: Json[] = [];
-  const walk = (value: unknown, envelope: boolean): void => {
+/**
+ * One walk of a body. What a leaf's kind depends on in the objects above it (a tool result, a
+ * system message, a tool_use block, an additional_tools item) is counted as the walk enters and
+ * leaves each object, so a leaf's kind costs the same at any depth.
+ */
+class Walk {
+  private readonly path: PathSegment[] = [];
+  private depth = 0;
+  /** Objects above with role `tool` or type `tool_result` or `function_call_output`. */
+  private toolResults = 0;
+  /** Objects above with role `system` or `developer`. */
+  private systemMessages = 0;
+  private toolUses = 0;
+  private additionalTools = 0;
+  /** `input` keys on the path. */
+  private inputKeys = 0;
+
+  constructor(private readonly visit: (leaf: TextLeaf) => void) {}
+
+  value(value: unknown, envelope: boolean): void {
     if (typeof value === 'string') {
-      if (value.length > 0 && !BASE64_DATA_URL.test(value)) visit({ path: [...path], text: value, kind: kindOf(path, ancestors), numeric: false });
-      return;
-    }
-    if (typeof value === 'number') {
-      if (Number.isInteger(value) && Math.abs(value) >= MIN_SCANNED_NUMBER) visit({ path: [...path], text: String(value), kind: kindOf(path, ancestors), numeric: true });
-      return;
-    }
-    if (Array.isArray(value)) {
+      if (value.length > 0 && !isBinary(value)) this.visit({ path: this.path, text: value, kind: this.kind(), numeric: false });
+    } else if (typeof value === 'number') {
+      if (Number.isInteger(value) && Math.abs(value) >= MIN_SCANNED_NUMBER) this.visit({ path: this.path, text: String(value), kind: this.kind(), numeric: true });
+    } else if (Array.isArray(value)) {
+      const path = this.path;
       for (let i = 0; i < value.length; i++) {
         path.push(i);
-        walk(value[i], envelope);
+        this.value(value[i], envelope);
         path.pop();
       }
-      return;
+    } else if (typeof value === 'object' && value !== null) {
+      this.object(value as Json, envelope);
     }
-    if (!isJsonObject(value)) return;
-    const atRoot = ancestors.length === 0;
-    ancestors.push(value);
-    for (const key of Object.keys(value)) {
-      if (envelope && isStructural(value, key, atRoot)) continue;
+  }
+
+  private object(node: Json, envelope: boolean): void {
+    const atRoot = this.depth === 0;
+    const { role, type } = node;
+    const toolResult = role === 'tool' || type === 'tool_result' || type === 'function_call_output' ? 1 : 0;
+    const systemMessage = role === 'system' || role === 'developer' ? 1 : 0;
+    const toolUse = type === 'tool_use' ? 1 : 0;
+    const additionalTools = type === 'additional_tools' ? 1 : 0;
+    this.depth++;
+    this.toolResults += toolResult;
+    this.systemMessages += systemMessage;
+    this.toolUses += toolUse;
+    this.additionalTools += additionalTools;
+    const path = this.path;
+    for (const key of Object.keys(node)) {
+      const child = node[key];
+      if (envelope && typeof child === 'string' && isStructural(node, key, atRoot)) continue;
+      const input = key === 'input' ? 1 : 0;
       path.push(key);
+      this.inputKeys += input;
       // The Responses `input` list is envelope; an Anthropic tool_use `input` is the tool's own data.
-      walk(value[key], envelope && (ENVELOPE_KEYS.has(key) || (atRoot && key === 'input')));
+      this.value(child, envelope && (ENVELOPE_KEYS.has(key) || (atRoot && input === 1)));
+      this.inputKeys -= input;
       path.pop();
     }
-    ancestors.pop();
-  };
-  walk(body, true);
+    this.depth--;
+    this.toolResults -= toolResult;
+    this.systemMessages -= systemMessage;
+    this.toolUses -= toolUse;
+    this.additionalTools -= additionalTools;
+  }
+
+  private kind(): TextKind {
+    const path = this.path;
+    const root = path[0];
+    const last = path[path.length - 1];
+    // Under `tools` (namespaces nest more), or in a Responses `additional_tools` input item.
+    if (last === 'description' && (root === 'tools' || this.additionalTools > 0)) return 'tool_description';
+    if (this.toolResults > 0) return 'tool_result';
+    if (last === 'arguments' || (this.inputKeys > 0 && this.toolUses > 0)) return 'tool_arguments';
+    if (root === 'system' || root === 'instructions' || this.systemMessages > 0) return 'system';
+    if (root !== undefined && MESSAGE_ROOTS.has(root)) return 'message';
+    return 'other';
+  }
+}
+
+/**
+ * Calls `visit` for every text leaf of `body`, depth first, in document order. A leaf's `path` is
+ * the walk's own, valid during the visit only.
+ */
+export function walkTexts(body: unknown, visit: (leaf: TextLeaf) => void): void {
+  new Walk(visit).value(body, true);
 }
 
 /** Replaces the value at `path` inside `body` (which the walker visited) with `text`. */

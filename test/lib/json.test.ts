@@ -16,6 +16,10 @@ t.test('sameJson: scalars, arrays in order, objects in any key order', async (t)
   t.ok(sameJson({ a: [1, { b: 'x', c: null }] }, { a: [1, { c: null, b: 'x' }] }));
   t.notOk(sameJson([1, 2], [2, 1]));
   t.notOk(sameJson({ a: 1 }, { a: 1, b: 2 }));
+  t.notOk(sameJson({ a: 1, b: 2 }, { a: 1 }));
+  t.notOk(sameJson(JSON.parse('{"__proto__":{}}'), {}), 'a parsed __proto__ key is a key');
+  t.notOk(sameJson({}, JSON.parse('{"__proto__":{}}')));
+  t.ok(sameJson(JSON.parse('{"__proto__":{"x":1},"y":2}'), JSON.parse('{"y":2,"__proto__":{"x":1}}')));
   t.notOk(sameJson({ a: 1, b: 2 }, { a: 1, c: 2 }));
   t.notOk(sameJson({ a: '1' }, { a: 1 }));
   t.notOk(sameJson([], {}));

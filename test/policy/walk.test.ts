@@ -3,7 +3,8 @@ import { describePath, messageIndexOf, setText, walkTexts, type TextLeaf } from 
 
 const leaves = (body: unknown): TextLeaf[] => {
   const out: TextLeaf[] = [];
-  walkTexts(body, (l) => out.push(l));
+  // A leaf's path is the walk's own: kept, it is copied.
+  walkTexts(body, (l) => out.push({ ...l, path: [...l.path] }));
   return out;
 };
 
@@ -125,4 +126,33 @@ t.test('numbers long enough to be a card or an account number are read as their 
   t.same(got.map((l) => [describePath(l.path), l.text, l.numeric]), [['messages[0].content[0].input.cc', '4539148803436467', true]]);
   setText(body, got[0]!.path, '[REDACTED:pii.card]');
   t.same(body.messages[0]!.content[0]!.input, { cc: '[REDACTED:pii.card]', qty: 3, ts: 1732300000 }, 'a redacted number becomes a string: the JSON stays valid');
+});
+
+t.test('what a leaf is depends only on the objects above it: a message after a tool result, a system message or a tool call reads as a message', async (t) => {
+  const body = {
+    messages: [
+      { role: 'system', content: 's' },
+      { role: 'user', content: 'u1' },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'bash', input: { command: 'ls' } }, { type: 'text', text: 'a1' }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: 'r' }, { type: 'text', text: 'u2' }] },
+      { role: 'tool', tool_call_id: 'c', content: 'r2' },
+      { role: 'user', content: 'u3' },
+    ],
+    input: [{ type: 'additional_tools', tools: [{ name: 'x', description: 'd' }] }, { role: 'user', description: 'not a tool' }],
+  };
+  t.same(
+    leaves(body).map((l) => [l.text, l.kind]),
+    [
+      ['s', 'system'],
+      ['u1', 'message'],
+      ['ls', 'tool_arguments'],
+      ['a1', 'message'],
+      ['r', 'tool_result'],
+      ['u2', 'message'],
+      ['r2', 'tool_result'],
+      ['u3', 'message'],
+      ['d', 'tool_description'],
+      ['not a tool', 'message'],
+    ],
+  );
 });
