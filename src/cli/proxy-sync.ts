@@ -44,7 +44,7 @@ export interface ControlPlaneLink {
   readonly api: ControlPlaneApi;
   /** Later configs go to this server (or every I/O thread's). */
   attach(server: ConfigTarget): void;
-  forwardTrace(trace: TraceRecord): void;
+  forwardTrace(trace: TraceRecord, line: string): void;
   close(): Promise<void>;
 }
 
@@ -95,7 +95,7 @@ export async function connectControlPlane(opts: ControlPlaneLinkOptions): Promis
     },
     api: new ControlPlaneApi({ controlPlaneUrl, apiKey: opts.apiKey }),
     attach: (s) => (server = s),
-    forwardTrace: (trace) => shipper.enqueue(trace),
+    forwardTrace: (trace, line) => shipper.enqueue(trace, line),
     async close() {
       client.close();
       await shipper.close();

@@ -61,7 +61,7 @@ export async function openCallTraces(opts: GovernanceOptions): Promise<{ sink: T
     opts.controlPlane === undefined
       ? undefined
       : await mcpTraceShipper({ home: opts.home, server: opts.server, controlPlaneUrl: opts.controlPlane.url, apiKey: opts.controlPlane.apiKey, logger: opts.logger });
-  const sink = new TraceSink({ dir: join(opts.home, 'mcp-traces'), logger: opts.logger, ...(shipper === undefined ? {} : { forward: (trace) => shipper.enqueue(trace) }) });
+  const sink = new TraceSink({ dir: join(opts.home, 'mcp-traces'), logger: opts.logger, ...(shipper === undefined ? {} : { forward: (trace, line) => shipper.enqueue(trace, line) }) });
   return {
     sink,
     close: async () => {

@@ -1,7 +1,7 @@
 import { appendFile, chmod, mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../lib/logger.js';
-import type { TraceRecord } from './trace.js';
+import { traceIdOf } from './trace-line.js';
 
 /** Why a record was set aside: the control plane's status and what it said. */
 export interface Refusal {
@@ -50,14 +50,16 @@ export class TraceDeadLetter {
     return this.dropped;
   }
 
-  async add(record: TraceRecord, refusal: Refusal): Promise<void> {
+  /** Keeps a refused record (its JSON line). */
+  async add(line: string, refusal: Refusal): Promise<void> {
     if (this.held >= this.maxRecords) {
       this.dropped++;
-      this.logger.error({ traceId: record.id, status: refusal.status, reason: refusal.reason, dropped: this.dropped, bound: this.maxRecords }, 'control plane refused a trace record; the dead-letter file is full, record dropped');
+      this.logger.error({ traceId: traceIdOf(line), status: refusal.status, reason: refusal.reason, dropped: this.dropped, bound: this.maxRecords }, 'control plane refused a trace record; the dead-letter file is full, record dropped');
       return;
     }
-    await appendFile(this.file, JSON.stringify({ at: new Date().toISOString(), status: refusal.status, reason: refusal.reason, record }) + '\n', { mode: 0o600 });
+    const head = JSON.stringify({ at: new Date().toISOString(), status: refusal.status, reason: refusal.reason });
+    await appendFile(this.file, `${head.slice(0, -1)},"record":${line}}\n`, { mode: 0o600 });
     this.held++;
-    this.logger.error({ traceId: record.id, status: refusal.status, reason: refusal.reason, deadLettered: this.held, file: this.file }, 'control plane refused a trace record; kept in the dead-letter file');
+    this.logger.error({ traceId: traceIdOf(line), status: refusal.status, reason: refusal.reason, deadLettered: this.held, file: this.file }, 'control plane refused a trace record; kept in the dead-letter file');
   }
 }

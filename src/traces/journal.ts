@@ -2,7 +2,7 @@ import { close, closeSync, fdatasync, fdatasyncSync, openSync, writeSync } from 
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../lib/logger.js';
-import type { TraceRecord } from './trace.js';
+import { isTraceLine } from './trace-line.js';
 
 export interface TraceJournalOptions {
   /** How often written records are forced to disk (`fdatasync`), at most. */
@@ -50,31 +50,28 @@ export class TraceJournal {
     this.timer.unref();
   }
 
-  /** Opens the journal under `dir` and returns it with the records an earlier process left unshipped, oldest first. */
-  static async open(dir: string, logger: Logger, options: TraceJournalOptions = {}): Promise<{ journal: TraceJournal; replay: TraceRecord[] }> {
+  /** Opens the journal under `dir` and returns it with the records (JSON lines) an earlier process left unshipped, oldest first. */
+  static async open(dir: string, logger: Logger, options: TraceJournalOptions = {}): Promise<{ journal: TraceJournal; replay: string[] }> {
     await mkdir(dir, { recursive: true, mode: 0o700 });
     const seqs = (await readdir(dir))
       .map((name) => FILE.exec(name)?.[1])
       .filter((seq): seq is string => seq !== undefined)
       .map(Number)
       .sort((a, b) => a - b);
-    const replay: TraceRecord[] = [];
+    const replay: string[] = [];
     for (const seq of seqs) {
       for (const line of (await readFile(join(dir, fileName(seq)), 'utf8')).split('\n')) {
         if (line === '') continue;
-        try {
-          replay.push(JSON.parse(line) as TraceRecord);
-        } catch {
-          logger.warn({ file: fileName(seq) }, 'trace journal: a torn line skipped');
-        }
+        if (isTraceLine(line)) replay.push(line);
+        else logger.warn({ file: fileName(seq) }, 'trace journal: a torn line skipped');
       }
     }
     return { journal: new TraceJournal(dir, seqs, logger, options.syncIntervalMs ?? 1000), replay };
   }
 
-  /** Adds a record; it is written, with the others of this turn, when the turn ends. */
-  append(trace: TraceRecord): void {
-    this.buffered.push(JSON.stringify(trace) + '\n');
+  /** Adds a record (its JSON line); it is written, with the others of this turn, when the turn ends. */
+  append(line: string): void {
+    this.buffered.push(line + '\n');
     if (this.writeQueued) return;
     this.writeQueued = true;
     setImmediate(() => this.write());

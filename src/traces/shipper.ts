@@ -4,6 +4,7 @@ import type { TraceJournal } from './journal.js';
 import { MAX_TRACES_PER_BATCH } from './ship-batch.js';
 import type { TraceSpill } from './spill.js';
 import type { TraceRecord } from './trace.js';
+import { traceIdOf, traceLine } from './trace-line.js';
 
 export interface TraceShipperOptions {
   /** Base URL of the control plane, without /api/v1. */
@@ -16,7 +17,7 @@ export interface TraceShipperOptions {
    * Where records held in memory are logged so a killed process does not lose them; `replay` are
    * the records an earlier process left there, delivered first.
    */
-  journal?: { journal: TraceJournal; replay: readonly TraceRecord[] } | undefined;
+  journal?: { journal: TraceJournal; replay: readonly string[] } | undefined;
   /** Where records the control plane refuses go; without it they are only counted and logged. */
   deadLetter?: TraceDeadLetter | undefined;
   logger: Logger;
@@ -47,6 +48,7 @@ const TRANSIENT = new Set([408, 425, 429]);
 
 /**
  * Ships trace records to the control plane (POST /api/v1/traces/sync-back) in batches, in order.
+ * A record is held, journaled, spilled and sent as its JSON line, made once.
  *
  * - A batch that cannot be delivered for now (the control plane unreachable, 5xx, 429, …) goes to
  *   the spill, and delivery backs off (the ship interval, 1 s, doubling to 60 times it, with
@@ -60,7 +62,7 @@ const TRANSIENT = new Set([408, 425, 429]);
  *   kept in the spill and retried with the same backoff.
  */
 export class TraceShipper {
-  private pending: TraceRecord[] = [];
+  private pending: string[] = [];
   private running: Promise<void> = Promise.resolve();
   private readonly timer: NodeJS.Timeout;
   private readonly batchSize: number;
@@ -82,9 +84,10 @@ export class TraceShipper {
     this.timer.unref();
   }
 
-  enqueue(trace: TraceRecord): void {
-    this.options.journal?.journal.append(trace);
-    this.pending.push(trace);
+  /** Queues a record; `line` is its JSON line when the caller has made it already. */
+  enqueue(trace: TraceRecord, line = traceLine(trace)): void {
+    this.options.journal?.journal.append(line);
+    this.pending.push(line);
     if (this.pending.length >= this.maxPending) void this.flush();
   }
 
@@ -151,7 +154,7 @@ export class TraceShipper {
    * Delivers what it can of `batch`, in order, and returns the records still to deliver (a suffix
    * of the batch): empty once every record is stored or dead-lettered.
    */
-  private async settle(batch: readonly TraceRecord[]): Promise<TraceRecord[]> {
+  private async settle(batch: readonly string[]): Promise<string[]> {
     const outcome = await this.post(batch);
     switch (outcome.kind) {
       case 'delivered':
@@ -179,10 +182,10 @@ export class TraceShipper {
     }
   }
 
-  private async setAside(record: TraceRecord, refusal: Refusal): Promise<void> {
-    if (this.options.deadLetter !== undefined) return this.options.deadLetter.add(record, refusal);
+  private async setAside(line: string, refusal: Refusal): Promise<void> {
+    if (this.options.deadLetter !== undefined) return this.options.deadLetter.add(line, refusal);
     this.refusedUnkept++;
-    this.options.logger.error({ traceId: record.id, status: refusal.status, reason: refusal.reason, totalDropped: this.droppedCount }, 'control plane refused a trace record; record dropped');
+    this.options.logger.error({ traceId: traceIdOf(line), status: refusal.status, reason: refusal.reason, totalDropped: this.droppedCount }, 'control plane refused a trace record; record dropped');
   }
 
   private backOff(retryAfterMs: number | undefined): void {
@@ -192,7 +195,7 @@ export class TraceShipper {
     this.retryAt = Date.now() + Math.max(wait, Math.min(retryAfterMs ?? 0, this.retryMaxMs));
   }
 
-  private async post(batch: readonly TraceRecord[]): Promise<Outcome> {
+  private async post(batch: readonly string[]): Promise<Outcome> {
     const timeout = this.options.requestTimeoutMs ?? 10_000;
     try {
       // Loaded with the first batch: a process that ships nothing (an MCP wrapper with no control plane) never loads undici.
@@ -200,7 +203,7 @@ export class TraceShipper {
       const res = await request(`${this.options.controlPlaneUrl}/api/v1/traces/sync-back`, {
         method: 'POST',
         headers: { authorization: `Bearer ${this.options.apiKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ gatewayId: this.options.gatewayId, traces: batch }),
+        body: syncBackBody(this.options.gatewayId, batch),
         headersTimeout: timeout,
         bodyTimeout: timeout,
       });
@@ -215,6 +218,11 @@ export class TraceShipper {
       return { kind: 'transient', reason: (err as Error).message, retryAfterMs: undefined };
     }
   }
+}
+
+/** The sync-back body, `{ gatewayId, traces }`, around the records' lines as they are. */
+function syncBackBody(gatewayId: string | undefined, lines: readonly string[]): string {
+  return `{${gatewayId === undefined ? '' : `"gatewayId":${JSON.stringify(gatewayId)},`}"traces":[${lines.join(',')}]}`;
 }
 
 /** `retry-after` in seconds or as an HTTP date, in milliseconds from now. */

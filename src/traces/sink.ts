@@ -2,6 +2,7 @@ import { appendFile, mkdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../lib/logger.js';
 import type { TraceRecord } from './trace.js';
+import { traceLine } from './trace-line.js';
 
 export interface TraceSinkOptions {
   /** Folder of the JSON-lines files; undefined keeps traces in memory only. */
@@ -16,8 +17,8 @@ export interface TraceSinkOptions {
   flushIntervalMs?: number;
   /** Records queued for the file at most; past it the oldest tenth queued is dropped and counted. */
   maxQueued?: number;
-  /** Also hands every record to this (e.g. the shipper to the control plane); it must not block. */
-  forward?: (trace: TraceRecord) => void;
+  /** Also hands every record, with its JSON line, to this (e.g. the shipper to the control plane); it must not block. */
+  forward?: (trace: TraceRecord, line: string) => void;
   logger?: Logger;
 }
 
@@ -38,14 +39,15 @@ export interface TraceOutlet {
 
 /**
  * Keeps the latest traces in a bounded ring (when asked) and appends every record as one JSON line under
- * `dir`, serialised and written in batches (on a timer, or as soon as one is full) so the request
- * path only pushes to arrays.
+ * `dir`, written in batches (on a timer, or as soon as one is full). A record is serialised once,
+ * as it is recorded: its line is what the file and the shipper both take, and a queued line
+ * costs the heap one string where a record held an object graph.
  */
 export class TraceSink implements TraceOutlet {
   readonly file: string | undefined;
   private readonly ring: TraceRecord[] = [];
   private ringStart = 0;
-  private queue: TraceRecord[] = [];
+  private queue: string[] = [];
   private readonly timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
   private bytesInFile = -1;
@@ -68,7 +70,9 @@ export class TraceSink implements TraceOutlet {
   }
 
   record(trace: TraceRecord): void {
-    this.options.forward?.(trace);
+    const { forward } = this.options;
+    const line = this.file === undefined && forward === undefined ? '' : traceLine(trace);
+    forward?.(trace, line);
     if (this.ring.length < this.ringSize) this.ring.push(trace);
     else if (this.ringSize > 0) {
       this.ring[this.ringStart] = trace;
@@ -83,7 +87,7 @@ export class TraceSink implements TraceOutlet {
       this.dropped += drop;
       this.options.logger?.warn({ dropped: drop, totalDropped: this.dropped }, 'trace file queue full (the disk is not taking writes); the oldest records were dropped');
     }
-    if (this.queue.push(trace) === FLUSH_AT_RECORDS) void this.flush();
+    if (this.queue.push(line) === FLUSH_AT_RECORDS) void this.flush();
   }
 
   /** The records in memory, oldest first. */
@@ -108,8 +112,7 @@ export class TraceSink implements TraceOutlet {
 
   private async writeQueued(): Promise<void> {
     if (this.file === undefined || this.queue.length === 0) return;
-    let batch = '';
-    for (const trace of this.queue) batch += JSON.stringify(trace) + '\n';
+    const batch = this.queue.join('\n') + '\n';
     const count = this.queue.length;
     this.queue = [];
     try {

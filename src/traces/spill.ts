@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../lib/logger.js';
-import type { TraceRecord } from './trace.js';
+import { isTraceLine } from './trace-line.js';
 
 interface Segment {
   seq: number;
@@ -12,8 +12,8 @@ const SEGMENT = /^(\d{12})\.jsonl$/;
 const segmentName = (seq: number) => `${String(seq).padStart(12, '0')}.jsonl`;
 
 /**
- * Trace records the control plane could not take yet, on disk in numbered segment files (one per
- * failed batch) so they survive a restart and replay oldest first. Bounded by `maxRecords`: past
+ * Trace records (JSON lines) the control plane could not take yet, on disk in numbered segment
+ * files (one per failed batch) so they survive a restart and replay oldest first. Bounded by `maxRecords`: past
  * it, incoming records are dropped, counted and logged.
  */
 export class TraceSpill {
@@ -48,12 +48,12 @@ export class TraceSpill {
   }
 
   /** Appends what fits under the bound as one new segment; the rest is dropped and counted. */
-  async append(records: readonly TraceRecord[]): Promise<void> {
+  async append(records: readonly string[]): Promise<void> {
     const room = Math.max(0, this.maxRecords - this.size);
     const kept = records.slice(0, room);
     if (kept.length > 0) {
       const seq = (this.segments.at(-1)?.seq ?? 0) + 1;
-      await writeFile(join(this.dir, segmentName(seq)), kept.map((r) => JSON.stringify(r)).join('\n') + '\n', { mode: 0o600 });
+      await writeFile(join(this.dir, segmentName(seq)), kept.join('\n') + '\n', { mode: 0o600 });
       this.segments.push({ seq, count: kept.length });
     }
     const lost = records.length - kept.length;
@@ -63,21 +63,28 @@ export class TraceSpill {
     }
   }
 
-  /** The oldest segment's records, or undefined when the spill is empty. */
-  async oldest(): Promise<{ seq: number; records: TraceRecord[] } | undefined> {
+  /** The oldest segment's records, or undefined when the spill is empty. A damaged line is skipped, counted and logged. */
+  async oldest(): Promise<{ seq: number; records: string[] } | undefined> {
     const segment = this.segments[0];
     if (segment === undefined) return undefined;
     const text = await readFile(join(this.dir, segmentName(segment.seq)), 'utf8');
-    return { seq: segment.seq, records: text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as TraceRecord) };
+    const lines = text.split('\n').filter(Boolean);
+    const records = lines.filter(isTraceLine);
+    const damaged = lines.length - records.length;
+    if (damaged > 0) {
+      this.dropped += damaged;
+      this.logger.error({ dropped: damaged, totalDropped: this.dropped, segment: segmentName(segment.seq) }, 'trace spill: damaged records skipped');
+    }
+    return { seq: segment.seq, records };
   }
 
   /** Rewrites a segment with what is left of it (atomically), after the control plane took the rest. */
-  async replace(seq: number, records: readonly TraceRecord[]): Promise<void> {
+  async replace(seq: number, records: readonly string[]): Promise<void> {
     const segment = this.segments.find((s) => s.seq === seq);
     if (segment === undefined) return;
     if (records.length === 0) return this.remove(seq);
     const path = join(this.dir, segmentName(seq));
-    await writeFile(`${path}.tmp`, records.map((r) => JSON.stringify(r)).join('\n') + '\n', { mode: 0o600 });
+    await writeFile(`${path}.tmp`, records.join('\n') + '\n', { mode: 0o600 });
     await rename(`${path}.tmp`, path);
     segment.count = records.length;
   }

@@ -21,6 +21,7 @@ export function traceRecord(over: Partial<TraceRecord> = {}): TraceRecord {
     costUsd: 0,
     enforcement: 'BYPASS',
     error: null,
+    incidentId: null,
     findings: [],
     shadow: false,
     usageEstimated: false,
@@ -28,6 +29,10 @@ export function traceRecord(over: Partial<TraceRecord> = {}): TraceRecord {
     warnings: [],
     attempts: [],
     cache: null,
+    anomaly: null,
+    toolCalls: [],
+    requestRule: null,
+    responseRule: null,
     ...over,
   };
 }

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -86,6 +86,27 @@ t.test('the spill survives a restart', async (t) => {
   const second = new TraceShipper({ controlPlaneUrl: cp.url, apiKey: 'vk_test', gatewayId: 'gw', spill, logger, intervalMs: 60_000 });
   await second.close();
   t.same(cp.received, sent.map((r) => r.id));
+});
+
+t.test('a damaged line in the spill is skipped, counted and logged; the rest of its segment is delivered', async (t) => {
+  const cp = await receiver(t);
+  const dir = await spillDir(t);
+  const { logger, lines } = capturedLogger();
+  const first = new TraceShipper({ controlPlaneUrl: 'http://127.0.0.1:9', apiKey: 'vk_test', gatewayId: 'gw', spill: await TraceSpill.open(dir, 100, logger), logger, intervalMs: 60_000 });
+  const sent = Array.from({ length: 3 }, record);
+  for (const r of sent) first.enqueue(r);
+  await first.close();
+  const [segment] = await readdir(dir);
+  const text = await readFile(join(dir, segment!), 'utf8');
+  const [a, b, c] = text.trim().split('\n');
+  await writeFile(join(dir, segment!), `${a}\n${b!.slice(0, 20)}\n${c}\n`);
+  const spill = await TraceSpill.open(dir, 100, logger);
+  const second = new TraceShipper({ controlPlaneUrl: cp.url, apiKey: 'vk_test', gatewayId: 'gw', spill, logger, intervalMs: 60_000 });
+  await second.close();
+  t.same(cp.received, [sent[0]!.id, sent[2]!.id]);
+  t.equal(second.droppedCount, 1);
+  t.equal(spill.size, 0);
+  t.match(lines.filter((l) => l.msg === 'trace spill: damaged records skipped'), [{ dropped: 1 }]);
 });
 
 t.test('past the bound, records are dropped, counted and logged', async (t) => {
