@@ -62,12 +62,16 @@ export function readHeaders(req: HttpRequest): IntakeHeaders {
   return { all, authorization, xApiKey, contentType, contentLength, framingError, harness, session, workspace };
 }
 
+const LENGTH_DIGITS = /^\d{1,15}$/;
+
 /** A `content-length` value: digits, or a comma-separated list of one repeated value (RFC 9110 §8.6). */
 function parseContentLength(value: string): number | undefined {
+  // Every client sends the one value: read without splitting it.
+  if (LENGTH_DIGITS.test(value)) return Number(value);
   let length: number | undefined;
   for (const part of value.split(',')) {
     const digits = part.trim();
-    if (!/^\d{1,15}$/.test(digits)) return undefined;
+    if (!LENGTH_DIGITS.test(digits)) return undefined;
     const n = Number(digits);
     if (length !== undefined && n !== length) return undefined;
     length = n;
