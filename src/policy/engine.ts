@@ -56,7 +56,7 @@ export class PolicyEngine {
    * way a modified body comes back as UTF-8 bytes in `body`.
    */
   async inspect(policy: PolicyConfig, parsed: unknown, raw: Buffer): Promise<InspectionResult> {
-    if (raw.length <= this.options.inlineMaxBytes) return this.inspectInline(policy, parsed, raw);
+    if (raw.length <= this.options.inlineMaxBytes) return this.inspectHere(policy, parsed, raw);
     return this.inspectInWorker({ policy, raw });
   }
 
@@ -73,14 +73,15 @@ export class PolicyEngine {
     return this.runInWorker(task, 'requestBody') as Promise<RequestBodyResult>;
   }
 
-  private inspectInline(policy: PolicyConfig, parsed: unknown, raw: Buffer): InspectionResult {
+  /** Inspects on this thread; a failure of the engine is 503 `governance_unavailable`. */
+  readonly inspectHere = (policy: PolicyConfig, parsed: unknown, raw: Uint8Array): InspectionResult => {
     try {
       return inspectParsed(policy, parsed, raw);
     } catch (err) {
       this.options.logger.error({ err }, 'inline inspection failed');
       throw new GovernanceUnavailableError('the policy engine failed', err);
     }
-  }
+  };
 
   private inspectInWorker(task: InspectionTask): Promise<InspectionResult> {
     return this.runInWorker(task, 'default') as Promise<InspectionResult>;

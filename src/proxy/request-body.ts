@@ -1,12 +1,10 @@
 import { Buffer } from 'node:buffer';
 import { InvalidRequestError, isStackOverflow, NestingTooDeepError } from '../lib/errors.js';
-import { exactCacheKey, isCacheable } from '../lib/cache-key.js';
 import { asBuffer } from '../lib/bytes.js';
-import { isJsonObject, scalarFields } from '../lib/json.js';
 import type { PolicyEngine } from '../policy/engine.js';
 import type { Inspection } from '../policy/inspect.js';
 import type { PolicyConfig } from '../policy/policy-config.js';
-import { requestText } from '../policy/wasm/call-text.js';
+import { readRequestBodyWith, type RequestBodyResult, type RequestBodyTask } from '../policy/request-task.js';
 
 /** A request body read for the request path: what routing, metering, caching and the rules need of it. */
 export interface ReadBody {
@@ -30,57 +28,39 @@ export interface ReadOptions {
 }
 
 /**
- * Parses and inspects a request body: on the main thread when it is small (a worker round trip
- * costs more), in a worker otherwise, so that parsing a large body never stalls the event loop.
- * A large body arrives in shared memory (see readBody) and is handed over without a copy. A body
- * nested deeper than inspection can follow (JSON.parse goes deeper than the policy's walk) is the
- * sender's error, not the policy engine's: 400 `nesting_too_deep`.
+ * Parses and inspects a request body (readRequestBodyWith): on the main thread when it is small (a
+ * worker round trip costs more), in a worker otherwise, so that parsing a large body never stalls
+ * the event loop. A large body arrives in shared memory (see readBody) and is handed over without
+ * a copy. A body nested deeper than inspection can follow (JSON.parse goes deeper than the
+ * policy's walk) is the sender's error, not the policy engine's: 400 `nesting_too_deep`.
  */
 export async function readRequestBody(engine: PolicyEngine, raw: Buffer, options: ReadOptions): Promise<ReadBody> {
+  const task: RequestBodyTask = { policy: options.policy, raw, cacheKeyPrefix: options.cacheKeyPrefix, wantsText: options.wantsText };
   try {
-    return await (engine.parsesInWorker(raw.length) && raw.buffer instanceof SharedArrayBuffer ? readInWorker(engine, raw, options) : readInline(engine, raw, options));
+    if (!engine.parsesInWorker(raw.length)) return readBodyFrom(readRequestBodyWith(task, engine.inspectHere), raw);
+    return readBodyFrom(await engine.parseRequestBody({ ...task, raw: inSharedMemory(raw) }), raw);
   } catch (err) {
     throw isStackOverflow(err) ? new NestingTooDeepError(err) : err;
   }
 }
 
-async function readInline(engine: PolicyEngine, raw: Buffer, options: ReadOptions): Promise<ReadBody> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw.toString('utf8'));
-  } catch {
-    throw notJson();
-  }
-  if (!isJsonObject(parsed)) throw notObject();
-  // Keyed on the body as sent: inspection may redact it in place.
-  const cacheKey = options.cacheKeyPrefix !== null && isCacheable(parsed) ? exactCacheKey(options.cacheKeyPrefix, parsed) : null;
-  const { verdict, findings, blockedBy, shadow, anomaly, body } = await engine.inspect(options.policy, parsed, raw);
-  const text = options.wantsText ? requestText(parsed) : null;
-  // Nothing returned holds the parse or the redacted text: a request in flight keeps them out of
-  // the young generation's survivors while the upstream answers (bytes live outside the heap).
-  const redacted = body === null ? null : asBuffer(body);
-  return {
-    head: scalarFields(parsed),
-    cacheKey,
-    inspection: { verdict, findings, blockedBy, shadow, anomaly },
-    redacted,
-    text,
-    whole: parsesAgain(redacted ?? raw),
-  };
-}
-
-async function readInWorker(engine: PolicyEngine, raw: Buffer, options: ReadOptions): Promise<ReadBody> {
-  const result = await engine.parseRequestBody({ policy: options.policy, raw, cacheKeyPrefix: options.cacheKeyPrefix, wantsText: options.wantsText });
+/**
+ * What the request path keeps of a body read: nothing that holds the parse or the redacted text,
+ * so a request in flight keeps them out of the young generation's survivors while the upstream
+ * answers (bytes live outside the heap).
+ */
+function readBodyFrom(result: RequestBodyResult, raw: Buffer): ReadBody {
   if (!result.ok) throw result.reason === 'not_json' ? notJson() : notObject();
   const redacted = result.body === null ? null : asBuffer(result.body);
-  return {
-    head: result.head,
-    cacheKey: result.cacheKey,
-    inspection: result.inspection,
-    redacted,
-    text: result.text,
-    whole: parsesAgain(redacted ?? raw),
-  };
+  return { head: result.head, cacheKey: result.cacheKey, inspection: result.inspection, redacted, text: result.text, whole: parsesAgain(redacted ?? raw) };
+}
+
+/** A large body is read into shared memory (see readBody); one that is not (the limits changed since) is copied there. */
+function inSharedMemory(raw: Buffer): Buffer {
+  if (raw.buffer instanceof SharedArrayBuffer) return raw;
+  const copy = Buffer.from(new SharedArrayBuffer(raw.length));
+  raw.copy(copy);
+  return copy;
 }
 
 /**

@@ -75,3 +75,27 @@ t.test('a body nested deeper than inspection can follow is refused as the sender
   deep.copy(shared);
   await t.rejects(readRequestBody(engine(t, 0), shared, options), { name: 'NestingTooDeepError', status: 400, code: 'nesting_too_deep' }, 'in a worker');
 });
+
+t.test('a body past the inline size is read in a worker, as the main thread reads a small one, even when it is not in shared memory', async (t) => {
+  const options = { policy, cacheKeyPrefix: 'k', wantsText: true };
+  const raw = Buffer.from(JSON.stringify(body));
+  const here = await readRequestBody(engine(t), raw, options);
+  const workers = engine(t, 0);
+  const parse = JSON.parse;
+  let parsedHere = 0;
+  JSON.parse = ((...args: Parameters<typeof parse>) => (parsedHere++, parse(...args))) as typeof JSON.parse;
+  t.teardown(() => {
+    JSON.parse = parse;
+  });
+  const there = await readRequestBody(workers, raw, options);
+  JSON.parse = parse;
+  t.equal(parsedHere, 0, 'not parsed on the main thread');
+  t.equal(workers.state().completed, 1, 'one task ran in a worker');
+  t.same(there.head, here.head);
+  t.equal(there.cacheKey, here.cacheKey);
+  t.equal(there.text, here.text);
+  t.same(there.inspection.findings, here.inspection.findings);
+  t.equal(there.inspection.verdict, 'modified');
+  t.same(there.redacted, here.redacted, 'the same redacted bytes');
+  t.same(JSON.parse(raw.toString('utf8')), body, 'the sender\'s bytes are left as they came');
+});
