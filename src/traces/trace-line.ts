@@ -36,8 +36,9 @@ void everyFieldWritten;
 /**
  * A trace record as one line of JSON, the same value `JSON.stringify` gives (and the same text
  * for a record built with its fields in this order), made once per record: the trace file, the
- * journal and the control plane take the same text. Written field by field, it costs about half
- * of `JSON.stringify` on these records, most of whose fields are null, empty or a plain word.
+ * journal and the control plane take the same text. Written field by field, it is cheaper than
+ * `JSON.stringify` (of this Node's V8, about 0.1 µs a field) on these records, most of whose fields
+ * are null, empty or a plain word.
  */
 export function traceLine(r: TraceRecord): string {
   return (
