@@ -1,5 +1,5 @@
 import { createServer, type AddressInfo } from 'node:net';
-import uWS, { type RecognizedString, type TemplatedApp, type us_listen_socket } from '@trufflesuite/uws-js-unofficial';
+import uWS, { type TemplatedApp, type us_listen_socket } from '@trufflesuite/uws-js-unofficial';
 import { ListenError } from './errors.js';
 
 // The build in use has this overload and constant at runtime; its typings only declare the

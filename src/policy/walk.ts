@@ -1,4 +1,3 @@
-import { isJsonObject } from '../lib/json.js';
 /**
  * Every value a model will read or an agent will receive sits somewhere in a JSON body. The
  * walker visits string leaves (never keys) and numbers long enough to be a card or account

@@ -4,8 +4,6 @@ import type { AnomalyFinding, LoopFinding } from './finding.js';
 import { extractHistory, type ToolHistory } from './history.js';
 import { isJsonObject } from '../../lib/json.js';
 
-type Json = Record<string, unknown>;
-
 /** The model's answer read as a one-turn history, whatever the route's response shape. */
 function answerHistory(kind: RouteKind, answer: unknown): ToolHistory {
   if (!isJsonObject(answer)) return extractHistory(null);

@@ -20,8 +20,6 @@ export const anomalyFixtureSchema = z.strictObject({
 
 export type AnomalyFixture = z.infer<typeof anomalyFixtureSchema>;
 
-type Json = Record<string, unknown>;
-
 /** Whether a conversation item hands a tool result back (after which an agent sends its next request). */
 function isResult(item: unknown, wire: AnomalyFixture['wire']): boolean {
   if (!isJsonObject(item)) return false;

@@ -44,8 +44,6 @@ export type Signal =
   /** "Important:", "before you answer". */
   | 'framing';
 
-const rx = (source: string): string => source;
-
 const COMMANDISH = String.raw`\x60[^\x60\n]{2,200}\x60|\b(?:curl|wget|bash|sh|zsh|powershell|iex|npm|npx|pip3?|python3?|node|chmod|sudo|rm\s+-rf|nc|ncat|netcat|eval|base64|scp|rsync|ssh|git\s+push|gh\s+(?:pr|issue|gist|api)|printenv|env)\b`;
 const DESTINATION = String.raw`https?://[^\s)"'<>\x60]+|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|\b(?:webhook|pastebin|requestbin|ngrok|pipedream|burpcollaborator|interact\.sh|transfer\.sh)\b|\b(?:the\s+)?(?:following|this|that|my|our)\s+(?:url|endpoint|address|server|webhook|link)\b`;
 const SECRET_PATH = String.raw`\x60(?:env|printenv|set|export\s+-p)\x60|~/\.ssh|\.ssh/|\bid_(?:rsa|ed25519|ecdsa|dsa)\b|(?:^|[\s/'"\x60(])\.env\b|\.aws/credentials|\.npmrc\b|\.netrc\b|\.git-credentials|\.pypirc|\.docker/config\.json|\.kube/config|/etc/(?:passwd|shadow)|\bprintenv\b|process\.env|os\.environ|\$\{?[A-Z][A-Z0-9_]*(?:TOKEN|SECRET|KEY|PASSWORD|PASSWD|CREDENTIALS?)\}?|\b(?:GITHUB|GH|NPM|AWS_SECRET_ACCESS|OPENAI_API|ANTHROPIC_API|SLACK|STRIPE_SECRET)_(?:TOKEN|KEY)\b|\bmcp\.json\b|\bcredentials\.json\b`;

@@ -1,6 +1,4 @@
 import { isJsonObject } from '../../lib/json.js';
-type Json = Record<string, unknown>;
-
 /** Text of a message content: a string, or the text parts of a list of parts. */
 function contentText(content: unknown): string | null {
   if (typeof content === 'string') return content;

@@ -10,7 +10,7 @@ import type { Store } from '../../state/index.js';
 import type { TraceSink } from '../../traces/sink.js';
 import type { HoldsService } from '../holds-client.js';
 import { ProxyMetrics } from '../metrics.js';
-import type { ClusterView, ProxyServer, ThreadState } from '../server.js';
+import type { ClusterView, ProxyServer } from '../server.js';
 import type { HubApi, ThreadApi, ThreadData } from './api.js';
 import { BusyWatch } from './busy-watch.js';
 import { IdleCores } from './idle-cores.js';
