@@ -156,3 +156,8 @@ t.test('what a leaf is depends only on the objects above it: a message after a t
     ],
   );
 });
+
+t.test("only an object's own keys are read: one it inherits is not its text", async (t) => {
+  const body = Object.assign(Object.create({ inherited: 'not in the body' }) as Record<string, unknown>, { messages: [{ role: 'user', content: 'hi' }] });
+  t.same(leaves(body).map((l) => l.text), ['hi']);
+});
