@@ -63,19 +63,26 @@ export class TraceSpill {
     }
   }
 
-  /** The oldest segment's records, or undefined when the spill is empty. A damaged line is skipped, counted and logged. */
+  /**
+   * The oldest segment's records, or undefined when the spill is empty. A damaged line is dropped,
+   * counted and logged, and the segment written again without it, so it is counted once.
+   */
   async oldest(): Promise<{ seq: number; records: string[] } | undefined> {
-    const segment = this.segments[0];
-    if (segment === undefined) return undefined;
-    const text = await readFile(join(this.dir, segmentName(segment.seq)), 'utf8');
-    const lines = text.split('\n').filter(Boolean);
-    const records = lines.filter(isTraceLine);
-    const damaged = lines.length - records.length;
-    if (damaged > 0) {
-      this.dropped += damaged;
-      this.logger.error({ dropped: damaged, totalDropped: this.dropped, segment: segmentName(segment.seq) }, 'trace spill: damaged records skipped');
+    for (;;) {
+      const segment = this.segments[0];
+      if (segment === undefined) return undefined;
+      const text = await readFile(join(this.dir, segmentName(segment.seq)), 'utf8');
+      const lines = text.split('\n').filter(Boolean);
+      const records = lines.filter(isTraceLine);
+      const damaged = lines.length - records.length;
+      if (damaged > 0) {
+        this.dropped += damaged;
+        this.logger.error({ dropped: damaged, totalDropped: this.dropped, segment: segmentName(segment.seq) }, 'trace spill: damaged records skipped');
+        await this.replace(segment.seq, records);
+        if (records.length === 0) continue;
+      }
+      return { seq: segment.seq, records };
     }
-    return { seq: segment.seq, records };
   }
 
   /** Rewrites a segment with what is left of it (atomically), after the control plane took the rest. */

@@ -101,7 +101,13 @@ t.test('a damaged line in the spill is skipped, counted and logged; the rest of 
   const [a, b, c] = text.trim().split('\n');
   await writeFile(join(dir, segment!), `${a}\n${b!.slice(0, 20)}\n${c}\n`);
   const spill = await TraceSpill.open(dir, 100, logger);
-  const second = new TraceShipper({ controlPlaneUrl: cp.url, apiKey: 'vk_test', gatewayId: 'gw', spill, logger, intervalMs: 60_000 });
+  const second = new TraceShipper({ controlPlaneUrl: cp.url, apiKey: 'vk_test', gatewayId: 'gw', spill, logger, intervalMs: 60_000, retryBaseMs: 0 });
+  cp.answer(503);
+  await second.flush();
+  await second.flush();
+  t.equal(second.droppedCount, 1, 'counted once, however often the segment is read while the control plane is down');
+  t.equal(spill.size, 2);
+  cp.answer(200);
   await second.close();
   t.same(cp.received, [sent[0]!.id, sent[2]!.id]);
   t.equal(second.droppedCount, 1);
