@@ -1,4 +1,4 @@
-import { asBuffer } from '../lib/bytes.js';
+import { asBuffer, inSharedMemory } from '../lib/bytes.js';
 import { exactCacheKey, isCacheable } from '../lib/cache-key.js';
 import { isJsonObject, scalarFields } from '../lib/json.js';
 import { plainReport } from './anomaly/detect.js';
@@ -65,12 +65,5 @@ export function runRequestBodyTask(task: RequestBodyTask): RequestBodyResult {
   const result = readRequestBodyWith(task, inspectParsed);
   if (!result.ok) return result;
   const { head, inspection, body, cacheKey, text } = result;
-  return { ok: true, head, inspection: { ...inspection, anomaly: plainReport(inspection.anomaly) }, body: body === null ? null : shared(body), cacheKey, text };
-}
-
-/** `bytes` copied into shared memory, handed back to the main thread without another copy. */
-function shared(bytes: Uint8Array): Uint8Array {
-  const copy = new Uint8Array(new SharedArrayBuffer(bytes.byteLength));
-  copy.set(bytes);
-  return copy;
+  return { ok: true, head, inspection: { ...inspection, anomaly: plainReport(inspection.anomaly) }, body: body === null ? null : inSharedMemory(body), cacheKey, text };
 }

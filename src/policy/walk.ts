@@ -1,3 +1,5 @@
+import { isJsonObject } from '../lib/json.js';
+
 /**
  * Every value a model will read or an agent will receive sits somewhere in a JSON body. The
  * walker visits string leaves (never keys) and numbers long enough to be a card or account
@@ -124,8 +126,8 @@ class Walk {
         this.value(value[i], envelope);
         path.pop();
       }
-    } else if (typeof value === 'object' && value !== null) {
-      this.object(value as Json, envelope);
+    } else if (isJsonObject(value)) {
+      this.object(value, envelope);
     }
   }
 

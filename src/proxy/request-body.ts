@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer';
 import { InvalidRequestError, isStackOverflow, NestingTooDeepError } from '../lib/errors.js';
-import { asBuffer } from '../lib/bytes.js';
+import { asBuffer, inSharedMemory } from '../lib/bytes.js';
 import type { PolicyEngine } from '../policy/engine.js';
 import type { Inspection } from '../policy/inspect.js';
 import type { PolicyConfig } from '../policy/policy-config.js';
@@ -38,6 +38,7 @@ export async function readRequestBody(engine: PolicyEngine, raw: Buffer, options
   const task: RequestBodyTask = { policy: options.policy, raw, cacheKeyPrefix: options.cacheKeyPrefix, wantsText: options.wantsText };
   try {
     if (!engine.parsesInWorker(raw.length)) return readBodyFrom(readRequestBodyWith(task, engine.inspectHere), raw);
+    // A large body is read into shared memory (see readBody); one that is not (the limits changed since) is copied there.
     return readBodyFrom(await engine.parseRequestBody({ ...task, raw: inSharedMemory(raw) }), raw);
   } catch (err) {
     throw isStackOverflow(err) ? new NestingTooDeepError(err) : err;
@@ -53,14 +54,6 @@ function readBodyFrom(result: RequestBodyResult, raw: Buffer): ReadBody {
   if (!result.ok) throw result.reason === 'not_json' ? notJson() : notObject();
   const redacted = result.body === null ? null : asBuffer(result.body);
   return { head: result.head, cacheKey: result.cacheKey, inspection: result.inspection, redacted, text: result.text, whole: parsesAgain(redacted ?? raw) };
-}
-
-/** A large body is read into shared memory (see readBody); one that is not (the limits changed since) is copied there. */
-function inSharedMemory(raw: Buffer): Buffer {
-  if (raw.buffer instanceof SharedArrayBuffer) return raw;
-  const copy = Buffer.from(new SharedArrayBuffer(raw.length));
-  raw.copy(copy);
-  return copy;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { isJsonObject } from '../lib/json.js';
 import type { TraceRecord } from './trace.js';
 
 /**
@@ -57,8 +58,7 @@ export function traceLine(r: TraceRecord): string {
 /** Whether a line read back from disk is a whole record: a torn or damaged one is not. */
 export function isTraceLine(line: string): boolean {
   try {
-    const value: unknown = JSON.parse(line);
-    return typeof value === 'object' && value !== null && !Array.isArray(value);
+    return isJsonObject(JSON.parse(line));
   } catch {
     return false;
   }
