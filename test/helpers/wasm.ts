@@ -36,7 +36,11 @@ export function svc_evaluate(): i32 {
   return 0;
 }`;
 
-/** Rules written only for tests: most a misbehaviour the host must survive. */
+/**
+ * Rules written only for tests: most a misbehaviour the host must survive. Those that test what a
+ * call leaves behind read the \`command\` argument, so calls that differ in it each run (the host
+ * remembers an arena rule's verdict by what it read, see verdict-memo.ts).
+ */
 const TEST_RULES = {
   'blocks-words-with-rm': BLOCKS_WORDS_WITH_RM,
   /** As blocks-words-with-rm, declaring that it judges only commands that run `rm`. */
@@ -129,12 +133,13 @@ export function svc_evaluate(): i32 {
 }`,
   /** Keeps what it sees between calls, where the host lets it: a counter, a list, a table built on first use. */
   remembers: `
-import { block, toolName } from "SDK";
+import { argument, block, toolName } from "SDK";
 export { svc_abi_version } from "SDK";
 let calls: i32 = 0;
 const seen = new Array<string>();
 let table: Map<string, i32> | null = null;
 export function svc_evaluate(): i32 {
+  argument("command");
   calls++;
   seen.push(toolName());
   if (table == null) {
@@ -166,17 +171,20 @@ export function svc_evaluate(): i32 {
 }`,
   /** Takes a mebibyte of heap when it starts, so that putting it back costs a mebibyte's copy; writes into it on a \`scribble\` tool call only. */
   'big-heap': `
-import { toolName } from "SDK";
+import { argument, toolName } from "SDK";
 export { svc_abi_version } from "SDK";
 const reserved = __alloc(1 << 20);
 export function svc_evaluate(): i32 {
+  argument("command");
   if (toolName() == "scribble") store<u8>(reserved + 1000, 1);
   return reserved == 0 ? 1 : 0;
 }`,
   /** Allocates a mebibyte on every call and keeps none of it. */
   allocates: `
+import { argument } from "SDK";
 export { svc_abi_version } from "SDK";
 export function svc_evaluate(): i32 {
+  argument("command");
   const buffer = new Uint8Array(1 << 20);
   buffer[buffer.length - 1] = 1;
   return buffer[buffer.length - 1] == 1 ? 0 : 1;

@@ -4,6 +4,7 @@ import { ABI_VERSION, ALL_KINDS, ARENA_TOP_EXPORT, FIELDS, PROGRAMS_EXPORT, VERD
 import { FUEL_PER_BYTES_SHIFT, FuelExhaustedError, HOST_CALL_FUEL, HOST_FUEL_PER_CHARS_SHIFT, METERING_EXPORTS, UNWATCHED_TAIL_BYTES } from './fuel.js';
 import type { DeclaredMemory } from './module-memory.js';
 import { declaredPrograms, derivedTexts, MAX_DECLARATION_BYTES, type Programs } from './programs.js';
+import { importsAnswerOnlyTheHost, KIND_QUESTION, VerdictMemo, type Answering, type Question } from './verdict-memo.js';
 
 const PAGE_BYTES = 65536;
 const MAX_REASON_CHARS = 1000;
@@ -22,7 +23,7 @@ const ALLOWED: RuleOutcome = Object.freeze({ action: 'allow', reason: '' });
 const NO_UNITS = Buffer.alloc(0);
 
 /** The call being evaluated, shared by every rule that evaluates it: its arguments are parsed once. */
-export class Subject {
+export class Subject implements Answering {
   private parsedArguments: Record<string, unknown> | null | undefined;
   /** The last argument asked for: a rule asks for its length, then for the argument itself. */
   private lastName: string | null = null;
@@ -62,6 +63,10 @@ export class Subject {
       default:
         return null;
     }
+  }
+
+  answer(question: Question): string | null {
+    return typeof question === 'string' ? this.argument(question) : question === KIND_QUESTION ? this.context.kind : this.field(question);
   }
 
   /** A top-level argument: a string as itself, another value as JSON text; null when absent. */
@@ -204,6 +209,10 @@ export class RuleInstance {
   private hostWroteBelow = false;
   /** Below this address an arena rule's writes are watched (0 for any other rule). */
   private watchLine = 0;
+  /** The verdicts of an arena rule that learns nothing but what the host answers; null for any other rule. */
+  private readonly memo: VerdictMemo | null = null;
+  /** The memo records what the rule asks (only while it evaluates a call, not while it starts). */
+  private recording: VerdictMemo | null = null;
 
   constructor(
     module: WebAssembly.Module,
@@ -270,12 +279,30 @@ export class RuleInstance {
       this.charge(0);
       return text?.length ?? -1;
     };
+    const field = (id: number) => {
+      const value = this.subject!.field(id);
+      this.recording?.observe(id, value);
+      return value;
+    };
+    const argument = (name: string) => {
+      const value = this.subject!.argument(name);
+      this.recording?.observe(name, value);
+      return value;
+    };
     const svc = {
-      kind: () => (this.subject!.context.kind === 'request' ? 0 : this.subject!.context.kind === 'tool_call' ? 1 : 2),
-      field_length: (id: number) => answer(this.subject!.field(id)),
-      field_read: (id: number, dest: number) => writeUtf16(this.subject!.field(id) ?? '', dest),
-      argument_length: (namePtr: number, nameLength: number) => answer(this.subject!.argument(readUtf16(namePtr, nameLength))),
-      argument_read: (namePtr: number, nameLength: number, dest: number) => writeUnits(this.subject!.argumentUnits(readUtf16(namePtr, nameLength)), dest),
+      kind: () => {
+        const kind = this.subject!.context.kind;
+        this.recording?.observe(KIND_QUESTION, kind);
+        return kind === 'request' ? 0 : kind === 'tool_call' ? 1 : 2;
+      },
+      field_length: (id: number) => answer(field(id)),
+      field_read: (id: number, dest: number) => writeUtf16(field(id) ?? '', dest),
+      argument_length: (namePtr: number, nameLength: number) => answer(argument(readUtf16(namePtr, nameLength))),
+      argument_read: (namePtr: number, nameLength: number, dest: number) => {
+        const name = readUtf16(namePtr, nameLength);
+        argument(name);
+        writeUnits(this.subject!.argumentUnits(name), dest);
+      },
       set_reason: (ptr: number, length: number) => {
         this.reason = readUtf16(ptr, Math.min(length, MAX_REASON_CHARS));
       },
@@ -314,6 +341,7 @@ export class RuleInstance {
     const programs = exports[PROGRAMS_EXPORT];
     this.programs = typeof programs === 'function' ? this.declaredPrograms(programs as () => number) : null;
     this.arena = this.startArena(exports);
+    if (this.arena !== null && importsAnswerOnlyTheHost(module)) this.memo = new VerdictMemo();
   }
 
   /** The names an `svc_programs` export answers: the string at the address it answers, as AssemblyScript lays one out. */
@@ -365,13 +393,23 @@ export class RuleInstance {
     return this.fuel !== null;
   }
 
-  /** The fuel the last call spent (0 for a module that is not metered). */
+  /** The fuel the last call spent (0 for a module that is not metered, or a verdict remembered). */
   get spent(): number {
     return this.fuel === null ? 0 : this.budget - Math.max(this.left, -1);
   }
 
   /** Runs the rule; throws when it traps (a growth refused at the memory cap is a trap), runs out of fuel or answers nonsense. */
   evaluate(subject: Subject): RuleOutcome {
+    const memo = this.memo?.active() === true ? this.memo : null;
+    if (memo !== null) {
+      const known = memo.recall(subject);
+      if (known !== undefined) {
+        this.left = this.budget;
+        return known;
+      }
+      memo.begin();
+      this.recording = memo;
+    }
     this.subject = subject;
     this.reason = '';
     // An arena rule's fuel was filled when its last call was rewound.
@@ -384,15 +422,22 @@ export class RuleInstance {
       throw this.failure(err as Error);
     } finally {
       this.subject = null;
+      this.recording = null;
     }
     this.finishCall();
+    const outcome = this.outcomeOf(code);
+    memo?.remember(outcome, this.bytes().length);
+    return outcome;
+  }
+
+  private outcomeOf(code: number): RuleOutcome {
     switch (code) {
       case VERDICT_CODES.allow:
         return ALLOWED;
       case VERDICT_CODES.block:
-        return { action: 'block', reason: this.reason || 'blocked by rule' };
+        return Object.freeze({ action: 'block', reason: this.reason || 'blocked by rule' });
       case VERDICT_CODES.hold:
-        return { action: 'hold', reason: this.reason || 'held by rule' };
+        return Object.freeze({ action: 'hold', reason: this.reason || 'held by rule' });
       default:
         throw new Error(`svc_evaluate returned ${code}, which is not a verdict`);
     }

@@ -43,7 +43,7 @@ t.test('every call of an arena rule starts from the state the rule started in', 
   const tools = ['bash', 'read_file', 'write_file', 'bash'];
   for (let i = 0; i < 400; i++) {
     const tool = tools[i % tools.length]!;
-    const d = await r.evaluate(set, { ...shellCall('ls'), toolName: tool });
+    const d = await r.evaluate(set, { ...shellCall(`ls ${i}`), toolName: tool });
     const known = tool === 'bash' ? 2 : tool === 'read_file' ? 1 : 0;
     // Its counter, its list and its table, built on first use, are as they were after it started: nothing of call i - 1 is left.
     if (d.reason !== `calls=1 seen=${tool} known=${known}`) return t.fail(`call ${i}: ${d.reason}`);
@@ -56,6 +56,7 @@ t.test('a rule built with a runtime that frees keeps its state between calls, as
   const set = await setOf('remembers', collected);
   t.equal((await r.evaluate(set, shellCall('ls'))).reason, 'calls=1 seen=bash known=2');
   t.equal((await r.evaluate(set, { ...shellCall('ls'), toolName: 'read_file' })).reason, 'calls=2 seen=bash,read_file known=1');
+  t.equal((await r.evaluate(set, shellCall('ls'))).reason, 'calls=3 seen=bash,read_file,bash known=2', 'a call seen before runs again: its verdict is not remembered');
 });
 
 t.test('what an arena rule allocates in a call is given back when it ends', async (t) => {
@@ -63,7 +64,7 @@ t.test('what an arena rule allocates in a call is given back when it ends', asyn
   const r = runner(t, 64);
   const set = await setOf('allocates', rules.allocates);
   for (let i = 0; i < 50; i++) {
-    const d = await r.evaluate(set, shellCall('ls'));
+    const d = await r.evaluate(set, shellCall(`ls ${i}`));
     if (d.action !== 'allow' || d.failures.length > 0) return t.fail(`call ${i}: ${JSON.stringify(d)}`);
   }
   t.same(r.state(), { completed: 50, fuelExhausted: 0, instances: 1 }, 'one instance served them all');
@@ -79,7 +80,7 @@ t.test('a call that writes into an arena rule\'s started state pays for putting 
   t.same(await roomy.evaluate(set, shellCall('ls', 'scribble')), allowed);
   const stopped = await tight.evaluate(set, shellCall('ls', 'scribble'));
   t.equal(stopped.reason, 'rule failed: it ran out of fuel (60000 units) and was stopped', 'it started within 60,000 units, but a call that wrote below its heap cannot be put back within them');
-  for (let i = 0; i < 3; i++) t.same(await tight.evaluate(set, shellCall('ls')), allowed, 'a call that wrote nothing there is not copied back, and not charged for it');
+  for (let i = 0; i < 3; i++) t.same(await tight.evaluate(set, shellCall(`ls ${i}`)), allowed, 'a call that wrote nothing there is not copied back, and not charged for it');
 });
 
 // An arena rule by hand: its heap ends at 1024. Each call blocks when bytes 16–23 are not as the
@@ -113,7 +114,7 @@ t.test('every way a call can write into an arena rule\'s started state is put ba
   for (const [i, way] of ways.entries()) {
     const tool = 'x'.repeat(i + 1);
     t.equal((await r.evaluate(set, shellCall('ls', tool))).action, 'allow', `${way}: the call starts from the started state`);
-    t.equal((await r.evaluate(set, shellCall('ls', 'probe-tool'))).action, 'allow', `${way}: the next call starts from it too`);
+    t.equal((await r.evaluate(set, shellCall('ls', `probe-tool-${i}`))).action, 'allow', `${way}: the next call starts from it too`);
   }
 });
 
@@ -146,7 +147,8 @@ t.test("an arena rule's last 16 bytes and its 64-bit globals are put back after 
     t.equal(outcome.action, 'allow', `a call after one that wrote with ${tool.length}: as started`);
     return instance.spent;
   };
-  const costs = ['x', 'xx', 'x', 'xxx', 'xx', 'x'].map(spent);
+  // Names of the same lengths that differ, so that each call runs (a verdict seen before is remembered).
+  const costs = ['x', 'xx', 'y', 'xxx', 'yy', 'z'].map(spent);
   // The started state is 1024 bytes: copying it back costs 65 units, the calls' own code a few either way.
   const [tail, below, none] = [costs[0]!, costs[1]!, costs[3]!];
   t.ok(below - tail >= 60, `a write far below the heap's end pays for the copy (${below} against ${tail})`);
@@ -205,10 +207,11 @@ t.test('a rule that asks for an argument or a field to be written outside its me
 t.test('an argument name is read afresh when other units stand where the last one stood', async (t) => {
   const r = runner(t);
   const set = await setOf('reads-named-argument', rules['reads-named-argument']);
-  const args = JSON.stringify({ a: 'yes', b: 'no', c: 'yes', ab: 'no' });
-  // Each call reads the tool's name into the same place of the rewound heap; an allowed call reads nothing else.
+  const args = JSON.stringify({ a: 'yes', b: 'no', c: 'yes', f: 'no', ab: 'no', e: 'yes' });
+  // Each call reads the tool's name into the same place of the rewound heap; an allowed call reads
+  // nothing else. No name comes twice: a verdict seen before is remembered, and the rule not run.
   const answers = [];
-  for (const tool of ['a', 'b', 'c', 'b', 'ab', 'a', 'd']) {
+  for (const tool of ['a', 'b', 'c', 'f', 'ab', 'e', 'd']) {
     const d = await r.evaluate(set, { ...shellCall(''), toolName: tool, toolArguments: args });
     answers.push(d.action === 'allow' ? 'allow' : d.reason);
   }

@@ -56,11 +56,13 @@ export function svc_evaluate(): i32 {
   sink = toolName() == "indirect" ? viaReference(n) : ping(n);
   return 0;
 }`,
-  /** Spends the same fuel on every call (a fixed amount of work, no allocation), then allows. */
+  /** Spends the same fuel on every call (a fixed amount of work, no allocation), then allows; it reads the \`command\`, so calls that differ in it each run. */
   burn: `
+import { argument } from "SDK";
 export { svc_abi_version } from "SDK";
 let sink: i32 = 0;
 export function svc_evaluate(): i32 {
+  argument("command");
   for (let i = 0; i < 200000; i++) sink = (sink * 31 + i) ^ (sink >>> 7);
   return sink == 123456789 ? 1 : 0;
 }`,
@@ -200,14 +202,15 @@ t.test('fuel is given afresh for every call', async (t) => {
   const set = setOf(['burn', burn]);
   await runner(t).check(set);
   const probe = meteredInstance(burn, MAX_FUEL);
-  probe.evaluate(new Subject(shellCall('ls')));
+  // Calls that differ, each run (the verdict of a call seen before is remembered, see the memo tests).
+  probe.evaluate(new Subject(shellCall('ls a')));
   const perCall = probe.spent;
-  probe.evaluate(new Subject(shellCall('ls')));
+  probe.evaluate(new Subject(shellCall('ls b')));
   t.equal(probe.spent, perCall, 'the same work spends the same fuel');
   t.ok(perCall > 200_000, `one call spends ${perCall}`);
 
   const enough = runner(t, { fuel: Math.ceil(perCall * 1.5) });
-  for (let i = 0; i < 5; i++) t.same(await enough.evaluate(set, shellCall('ls')), { action: 'allow', rule: null, reason: '', failures: [] }, `call ${i + 1}`);
+  for (let i = 0; i < 5; i++) t.same(await enough.evaluate(set, shellCall(`ls ${i}`)), { action: 'allow', rule: null, reason: '', failures: [] }, `call ${i + 1}`);
   const short = runner(t, { fuel: Math.floor(perCall * 0.9) });
   t.match((await short.evaluate(set, shellCall('ls'))).reason, /ran out of fuel/, 'and a call that needs more than that is stopped');
 });
@@ -221,7 +224,7 @@ t.test('bulk memory operations and the host accessors pay by size', async (t) =>
     return rule.spent;
   };
   spend(16);
-  const small = spend(16);
+  const small = spend(17);
   const zeroFilled = spend(4 << 20) - small;
   t.ok(zeroFilled >= (4 << 20) / 16, `zero filling 4 MiB costs ${zeroFilled} (at least one unit per 16 bytes)`);
 
