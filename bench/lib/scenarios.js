@@ -115,10 +115,29 @@ function anthropicStream({ promptBytes, chunks }) {
  * @returns {LoadRequest}
  */
 function openaiToolCall({ promptBytes }) {
+  return toolCallRequest(promptBytes, 'git status && ls -la src/');
+}
+
+/**
+ * As `openaiToolCall`, the mock numbering each call's command (`ls -la src/17`): no call is one
+ * seen before.
+ * @param {Shape} shape
+ * @returns {LoadRequest}
+ */
+function openaiNewToolCall({ promptBytes }) {
+  return toolCallRequest(promptBytes, 'git status && ls -la src/{serial}');
+}
+
+/**
+ * @param {number} promptBytes
+ * @param {string} command  the shell command the mock's tool call runs
+ * @returns {LoadRequest}
+ */
+function toolCallRequest(promptBytes, command) {
   const tools = [{ type: 'function', function: { name: 'bash', parameters: { type: 'object', properties: { command: { type: 'string' } } } } }];
   return {
     path: '/v1/chat/completions',
-    headers: { 'content-type': 'application/json', 'x-mock-tool-args': JSON.stringify({ command: 'git status && ls -la src/' }) },
+    headers: { 'content-type': 'application/json', 'x-mock-tool-args': JSON.stringify({ command }) },
     body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: promptOf(promptBytes) }], tools }),
     expectEnd: '}',
   };
@@ -263,6 +282,20 @@ export const SCENARIOS = [
     request: openaiToolCall,
     wasmRules: 10,
     versus: 'tool-call',
+  },
+  {
+    name: 'tool-call-new',
+    description: 'as tool-call, each call a command not seen before (the mock numbers it)',
+    shape: { connections: 50, promptBytes: KB, chunks: null },
+    request: openaiNewToolCall,
+  },
+  {
+    name: 'tool-call-wasm10-new',
+    description: "as tool-call-wasm10, each call a command not seen before, so every rule runs (its proxy and tool-call-new's in turn)",
+    shape: { connections: 50, promptBytes: KB, chunks: null },
+    request: openaiNewToolCall,
+    wasmRules: 10,
+    versus: 'tool-call-new',
   },
   {
     name: 'dlp-100k',

@@ -3,7 +3,7 @@
  * WASM rules for benchmarks: the example rules compiled once with asc and installed N times
  * (cycling through them) into a folder, as `svc policy install` would lay them out.
  */
-import { copyFile, mkdir, mkdtemp } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -66,7 +66,9 @@ async function compileExamples(dir, build) {
 }
 
 /**
- * A folder holding `count` installed rules, under `parent` (which the caller removes).
+ * A folder holding `count` installed rules, under `parent` (which the caller removes). Each copy
+ * of an example is a module of its own, told apart by a custom section that numbers it: the proxy
+ * keeps one instance per module, as it would for ten rules written apart.
  * @param {number} count
  * @param {string} [parent]
  * @param {RuleBuild} [build]
@@ -74,11 +76,25 @@ async function compileExamples(dir, build) {
  */
 export async function installedRulesDir(count, parent = tmpdir(), build = 'svc') {
   const work = await mkdtemp(join(parent, 'wasm-'));
-  const modules = await compileExamples(work, build);
+  const modules = await Promise.all((await compileExamples(work, build)).map((path) => readFile(path)));
   const dir = join(work, 'installed');
   await mkdir(dir);
-  for (let i = 0; i < count; i++) await copyFile(/** @type {string} */ (modules[i % modules.length]), join(dir, `${100 + i}_rule${i}.wasm`));
+  for (let i = 0; i < count; i++) {
+    const module = /** @type {Buffer} */ (modules[i % modules.length]);
+    await writeFile(join(dir, `${100 + i}_rule${i}.wasm`), Buffer.concat([module, customSection('svc-bench-copy', String(i))]));
+  }
   return dir;
+}
+
+/**
+ * A WebAssembly custom section (id 0): what a module carries beside its code, ignored when it runs.
+ * @param {string} name
+ * @param {string} payload
+ */
+function customSection(name, payload) {
+  const body = Buffer.concat([Buffer.from([Buffer.byteLength(name)]), Buffer.from(name), Buffer.from(payload)]);
+  if (body.length > 127) throw new Error('a longer custom section needs a longer size');
+  return Buffer.concat([Buffer.from([0, body.length]), body]);
 }
 
 /**

@@ -7,7 +7,9 @@
  * example rule allows, which runs no `rm`, so the `destructive-shell` copies, which declare it
  * (`svc_programs`), are skipped; and on a call that runs `rm` and `git`, on which every rule runs.
  * One rule (`destructive-shell`) is timed on the latter. Ten rules are also timed with the caches
- * cold, as the proxy runs them between requests.
+ * cold, as the proxy runs them between requests. Each timed call is new to the rules (its command
+ * numbered), so they run on it; ten rules are also timed on a call seen before, whose verdicts an
+ * arena rule remembers (verdict-memo.ts).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,6 +21,21 @@ import { medianSeconds } from './timing.js';
 const RUNS_EVERY_RULE = { ...BENCH_RULE_CALL, toolArguments: JSON.stringify({ command: 'rm -rf ./build && git status && ls -la src/ | head -n 20' }) };
 const ROUNDS = 5000;
 const WARM_UP = 50_000;
+/** Calls told apart by a number in their command: far more than a rule's verdict memo holds (about a thousand such calls). */
+const NEW_CALLS = 8192;
+
+/**
+ * Calls like \`call\`, each command numbered (\`ls -la src/17/\`), answered in turn: each is new to
+ * the rules, which run on it (a call seen before gets the verdicts they reached on it).
+ * @param {typeof BENCH_RULE_CALL} call
+ * @returns {() => typeof BENCH_RULE_CALL}
+ */
+function newCalls(call) {
+  const { command } = JSON.parse(call.toolArguments);
+  const calls = Array.from({ length: NEW_CALLS }, (_, i) => ({ ...call, toolArguments: JSON.stringify({ command: command.replace('src/', `src/${i}/`) }) }));
+  let next = 0;
+  return () => /** @type {typeof BENCH_RULE_CALL} */ (calls[next++ % NEW_CALLS]);
+}
 
 /** What the proxy's own work between two requests touches, about: enough to push the rules out of the caches. */
 const COLD_BYTES = 4 << 20;
@@ -48,7 +65,7 @@ function coldMicroseconds(fn) {
 /** @type {import('./index.js').MicroBenchmark} */
 export const wasmRulesBenchmark = {
   name: 'wasm-rules',
-  description: 'WASM rules: µs per evaluation of 1 and 10 rules, metered inline, as svc builds them and with the incremental runtime, 10 on a call none can skip and with the caches cold, and the fuel spent',
+  description: 'WASM rules: µs per evaluation of 1 and 10 rules, metered inline, as svc builds them and with the incremental runtime, 10 on a call none can skip, with the caches cold and on a call seen before, and the fuel spent',
   async run() {
     const { buildSnapshot } = await import('../../dist/policy/wasm/snapshot.js');
     const { WasmRuleRunner } = await import('../../dist/policy/wasm/runner.js');
@@ -70,15 +87,23 @@ export const wasmRulesBenchmark = {
           const calls = count === 1 ? { ', on a call that runs it': RUNS_EVERY_RULE } : { '': BENCH_RULE_CALL, ', a call that runs rm (none skipped)': RUNS_EVERY_RULE };
           for (const [which, call] of Object.entries(calls)) {
             assertAllowed(await runner.evaluate(set, /** @type {any} */ (call)));
+            const next = newCalls(call);
             // WebAssembly is compiled optimised in the background once it has run a while: warm up long enough for that.
-            for (let i = 0; i < WARM_UP; i++) void runner.evaluate(set, /** @type {any} */ (call));
+            for (let i = 0; i < WARM_UP; i++) void runner.evaluate(set, /** @type {any} */ (next()));
             // The runner answers at once once its modules are metered; awaiting only adds a microtask.
             const metered = medianSeconds(() => {
-              for (let i = 0; i < ROUNDS; i++) void runner.evaluate(set, /** @type {any} */ (call));
+              for (let i = 0; i < ROUNDS; i++) void runner.evaluate(set, /** @type {any} */ (next()));
             });
             figures[`metered inline µs, ${label}${which}`] = Math.round(((metered * 1e6) / ROUNDS) * 100) / 100;
           }
-          if (count === 10) figures[`metered inline µs, ${label}, caches cold`] = coldMicroseconds(() => void runner.evaluate(set, /** @type {any} */ (BENCH_RULE_CALL)));
+          if (count === 10) {
+            const next = newCalls(BENCH_RULE_CALL);
+            figures[`metered inline µs, ${label}, caches cold`] = coldMicroseconds(() => void runner.evaluate(set, /** @type {any} */ (next())));
+            const seen = medianSeconds(() => {
+              for (let i = 0; i < ROUNDS; i++) void runner.evaluate(set, /** @type {any} */ (BENCH_RULE_CALL));
+            });
+            figures[`metered inline µs, ${label}, a call seen before`] = Math.round(((seen * 1e6) / ROUNDS) * 100) / 100;
+          }
           if (build !== 'svc') continue;
           let spent = 0;
           for (const r of all.slice(0, count)) {

@@ -9,7 +9,9 @@
  *
  *   content          reply text (header value is percent-encoded)
  *   chunks           number of content deltas in a stream (default 10)
- *   tool-args        JSON arguments of the tool call made when the request offers tools
+ *   tool-args        JSON arguments of the tool call made when the request offers tools; each
+ *                    `{serial}` in them becomes a number the mock counts up, so that every call
+ *                    differs
  *   status           answer with this HTTP status in the provider's error shape
  *   retry-after      retry-after seconds sent with a 429 (default 1)
  *   reset            `before`: close without answering; `mid`: close halfway through the body
@@ -121,6 +123,7 @@ const ANTHROPIC_ERRORS = {
  * @property {Record<CountName, number>} counts
  * @property {EventEmitter} events
  * @property {Map<string, number>} seenByKey  requests seen per `x-mock-key`
+ * @property {number} serial  the last number given to a `{serial}` in tool arguments
  * @property {Set<Exchange>} inFlight
  * @property {Script | null} script
  */
@@ -259,6 +262,7 @@ function createState(requireKey, script) {
     counts: /** @type {Record<CountName, number>} */ (Object.fromEntries(COUNT_NAMES.map((name) => [name, 0]))),
     events: new EventEmitter(),
     seenByKey: new Map(),
+    serial: 0,
     inFlight: new Set(),
   };
 }
@@ -395,7 +399,7 @@ function readControls(server, request) {
   return {
     content: contentHeader === undefined ? fromBody.content : decodeURIComponent(contentHeader),
     chunks: Number(read('chunks')) || DEFAULT_CHUNKS,
-    toolArgs: typeof toolArgs === 'string' ? toolArgs : JSON.stringify(toolArgs),
+    toolArgs: numbered(server, typeof toolArgs === 'string' ? toolArgs : JSON.stringify(toolArgs)),
     status: failing ? Number(read('status')) || 0 : 0,
     retryAfter: String(read('retry-after') ?? 1),
     reset: failing ? read('reset') : undefined,
@@ -407,6 +411,15 @@ function readControls(server, request) {
     finishInLastDelta: isOn(read('finish-in-last-delta')),
     textField: TEXT_FIELDS_STREAMED.find((field) => field === read('text-field')) ?? 'content',
   };
+}
+
+/**
+ * `args` with each `{serial}` replaced by the next number.
+ * @param {ServerState} server
+ * @param {string} args
+ */
+function numbered(server, args) {
+  return args.includes('{serial}') ? args.replaceAll('{serial}', () => String(++server.serial)) : args;
 }
 
 /**

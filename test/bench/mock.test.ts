@@ -217,6 +217,12 @@ t.test('Anthropic messages: text, stream and tool use', async (t) => {
   t.match(toolMessage, { stop_reason: 'tool_use', content: [{ type: 'tool_use', id: /^toolu_/, name: 'read_file', input: { path: 'a.txt' } }] });
   const viaBody = await (await post(mock, '/v1/messages', { tools: anthropicTools, mock: { 'tool-args': { path: 'b.txt' } } })).json();
   t.match(viaBody.content, [{ type: 'tool_use', input: { path: 'b.txt' } }], 'tool-args in the body may be an object');
+  const numbered = async () => (await (await post(mock, '/v1/messages', { ...request, tools: anthropicTools }, { 'x-mock-tool-args': '{"path":"{serial}/{serial}.txt"}' })).json()).content[0].input.path;
+  const [first, second] = [await numbered(), await numbered()];
+  t.match(first, /^(\d+)\/(\d+)\.txt$/, 'each {serial} becomes a number');
+  const [a, b] = first.split(/[/.]/).map(Number);
+  t.equal(b, a + 1, 'counted up');
+  t.equal(second, `${b + 1}/${b + 2}.txt`, 'and on from one call to the next');
 
   const answered = {
     ...request,
