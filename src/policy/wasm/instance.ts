@@ -401,6 +401,7 @@ export class RuleInstance {
   /** Runs the rule; throws when it traps (a growth refused at the memory cap is a trap), runs out of fuel or answers nonsense. */
   evaluate(subject: Subject): RuleOutcome {
     const memo = this.memo?.active() === true ? this.memo : null;
+    let startBytes = 0;
     if (memo !== null) {
       const known = memo.recall(subject);
       if (known !== undefined) {
@@ -409,6 +410,7 @@ export class RuleInstance {
       }
       memo.begin();
       this.recording = memo;
+      startBytes = this.bytes().length;
     }
     this.subject = subject;
     this.reason = '';
@@ -426,7 +428,7 @@ export class RuleInstance {
     }
     this.finishCall();
     const outcome = this.outcomeOf(code);
-    memo?.remember(outcome, this.bytes().length);
+    memo?.remember(outcome, startBytes, this.bytes().length);
     return outcome;
   }
 

@@ -121,15 +121,16 @@ export class VerdictMemo {
     this.runChars += 1 + (answer?.length ?? 0);
   }
 
-  /** The run that began last returned `outcome`, with its memory `memoryBytes` long. */
-  remember(outcome: RuleOutcome, memoryBytes: number): void {
+  /** The run that began last returned `outcome`; the rule's memory was `startBytes` long when it began, `endBytes` now. */
+  remember(outcome: RuleOutcome, startBytes: number, endBytes: number): void {
     if (this.off) return;
-    if (memoryBytes !== this.memoryBytes) {
+    if (endBytes !== this.memoryBytes) {
       this.root = null;
       this.chars = 0;
-      this.memoryBytes = memoryBytes;
+      this.memoryBytes = endBytes;
     }
-    if (this.runChars > MAX_RUN_CHARS) return;
+    // A run that grew the memory began where no later call begins.
+    if (startBytes !== endBytes || this.runChars > MAX_RUN_CHARS) return;
     const size = this.runChars + outcome.reason.length;
     if (this.chars + size > MAX_MEMO_CHARS) {
       this.root = null;

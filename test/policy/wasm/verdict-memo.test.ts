@@ -27,7 +27,7 @@ function callOf(answers: ReadonlyArray<readonly [Question, string | null]>) {
 function run(memo: VerdictMemo, answers: ReadonlyArray<readonly [Question, string | null]>, outcome: RuleOutcome): void {
   memo.begin();
   for (const [q, a] of answers) memo.observe(q, a);
-  memo.remember(outcome);
+  memo.remember(outcome, 65536, 65536);
 }
 
 t.test('a verdict is recalled for the same answers to the same questions, and for no other', async (t) => {
@@ -168,6 +168,8 @@ t.test('the verdicts a rule reached are dropped when its memory grows, the one t
   t.same(evaluate(rule, 'grow'), { action: 'block', ran: true });
   t.same(evaluate(rule, 'x'), { action: 'block', ran: true }, 'run again with its memory grown');
   t.same(evaluate(rule, 'x'), { action: 'block', ran: false });
+  t.same(evaluate(rule, 'grow'), { action: 'block', ran: true });
+  t.same(evaluate(rule, 'grow'), { action: 'block', ran: true }, 'a call that grew the memory began at a size no later call begins at: it is not remembered');
 });
 
 t.test('a rule seen asking otherwise given the same answers is no longer remembered', async (t) => {
