@@ -53,9 +53,10 @@ class Run {
  * are seldom ones it has seen (every command new) stands aside for a while, and tries again.
  *
  * The one thing a call leaves that an arena rule can see is the size of its memory, which grows and
- * is not given back: the verdicts remembered at one size are dropped when it changes. A run that
- * asks otherwise than a remembered one given the same answers, or reaches another verdict, shows the
- * rule reads something else the host does not answer: the memo then turns itself off.
+ * is not given back: the verdicts remembered at one size are dropped when it changes, and a run
+ * that grew it is not remembered. A run that asks otherwise than a remembered one given the same
+ * answers, or reaches another verdict, shows the rule reads something else the host does not
+ * answer: the memo then turns itself off.
  */
 export class VerdictMemo {
   private root: Branch | Run | null = null;
@@ -113,6 +114,7 @@ export class VerdictMemo {
 
   /** The running rule asked `question` and was answered `answer`. */
   observe(question: Question, answer: string | null): void {
+    if (this.runChars > MAX_RUN_CHARS) return;
     const n = this.count;
     if (n > 0 && this.asked[n - 1] === question) return;
     this.asked[n] = question;
