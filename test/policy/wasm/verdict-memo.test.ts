@@ -115,21 +115,27 @@ function evaluate(instance: RuleInstance, tool: string, model = 'gpt-4o-mini') {
   return { action: outcome.action, ran: instance.spent > 0 };
 }
 
-// Blocks a tool whose name is 5 characters long; `extra` adds to its imports and its exports.
-const byNameLength = (extra: { imports?: string; exports?: string; body?: string } = {}) =>
-  wat(`(module
-  (import "env" "memory" (memory 1))
-  (import "svc" "field_length" (func $length (param i32) (result i32)))
-  ${extra.imports ?? ''}
-  (func (export "svc_abi_version") (result i32) (i32.const 1))
-  ${extra.exports ?? ''}
-  (func (export "svc_evaluate") (result i32)
-    ${extra.body ?? ''}
-    (i32.eq (call $length (i32.const 1)) (i32.const 5))))`, binaryen.Features.MVP);
 const ARENA = '(func (export "svc_arena_top") (result i32) (i32.const 1024))';
 
+/**
+ * A rule by hand whose `svc_evaluate` is `body`, with `$length` (field_length) to ask with; an arena
+ * rule (its heap ends at 1024) unless `arena` is false. `imports` adds to its imports.
+ */
+function ruleOf(body: string, { arena = true, imports = '' } = {}): Uint8Array<ArrayBuffer> {
+  return wat(`(module
+  (import "env" "memory" (memory 1))
+  (import "svc" "field_length" (func $length (param i32) (result i32)))
+  ${imports}
+  (func (export "svc_abi_version") (result i32) (i32.const 1))
+  ${arena ? ARENA : ''}
+  (func (export "svc_evaluate") (result i32) ${body}))`, binaryen.Features.MVP);
+}
+
+/** Blocks a tool whose name is 5 characters long, after `before`. */
+const BY_NAME_LENGTH = (before = '') => `${before} (i32.eq (call $length (i32.const 1)) (i32.const 5))`;
+
 t.test("an arena rule is run once for each answer it is given: a call that answers as one before gets that one's verdict", async (t) => {
-  const rule = instanceOf(byNameLength({ exports: ARENA }));
+  const rule = instanceOf(ruleOf(BY_NAME_LENGTH()));
   t.same(evaluate(rule, 'write'), { action: 'block', ran: true });
   t.same(evaluate(rule, 'write'), { action: 'block', ran: false }, 'the same name');
   t.same(evaluate(rule, 'write', 'another model'), { action: 'block', ran: false }, 'a field the rule does not read');
@@ -140,9 +146,9 @@ t.test("an arena rule is run once for each answer it is given: a call that answe
 
 t.test('a rule that keeps state between calls, or can learn what the host does not answer, runs on every call', async (t) => {
   const rules = {
-    'not an arena rule (its state stays between calls)': byNameLength(),
-    'a clock or a random seed': byNameLength({ imports: '(import "env" "seed" (func $seed (result f64)))', exports: ARENA, body: '(drop (call $seed))' }),
-    'a trace it writes': byNameLength({ imports: '(import "env" "trace" (func $trace (param i32 i32 f64 f64 f64 f64 f64)))', exports: ARENA }),
+    'not an arena rule (its state stays between calls)': ruleOf(BY_NAME_LENGTH(), { arena: false }),
+    'a clock or a random seed': ruleOf(BY_NAME_LENGTH('(drop (call $seed))'), { imports: '(import "env" "seed" (func $seed (result f64)))' }),
+    'a trace it writes': ruleOf(BY_NAME_LENGTH(), { imports: '(import "env" "trace" (func $trace (param i32 i32 f64 f64 f64 f64 f64)))' }),
   };
   for (const [what, module] of Object.entries(rules)) {
     const rule = instanceOf(module);
@@ -154,14 +160,9 @@ t.test('a rule that keeps state between calls, or can learn what the host does n
 t.test('the verdicts a rule reached are dropped when its memory grows, the one thing a call leaves that the rule can see', async (t) => {
   // Grows its memory on a call to `grow`, which no call puts back; blocks while its memory is more than a page.
   const rule = instanceOf(
-    wat(`(module
-  (import "env" "memory" (memory 1))
-  (import "svc" "field_length" (func $length (param i32) (result i32)))
-  (func (export "svc_abi_version") (result i32) (i32.const 1))
-  ${ARENA}
-  (func (export "svc_evaluate") (result i32)
+    ruleOf(`
     (if (i32.eq (call $length (i32.const 1)) (i32.const 4)) (then (drop (memory.grow (i32.const 1)))))
-    (i32.gt_u (memory.size) (i32.const 1))))`, binaryen.Features.MVP),
+    (i32.gt_u (memory.size) (i32.const 1))`),
   );
   t.same(evaluate(rule, 'x'), { action: 'allow', ran: true });
   t.same(evaluate(rule, 'x'), { action: 'allow', ran: false });
@@ -175,15 +176,10 @@ t.test('the verdicts a rule reached are dropped when its memory grows, the one t
 t.test('a rule seen asking otherwise given the same answers is no longer remembered', async (t) => {
   // Asks for the model unless a call to `mark` wrote above its heap's end, which calls do not put back.
   const rule = instanceOf(
-    wat(`(module
-  (import "env" "memory" (memory 1))
-  (import "svc" "field_length" (func $length (param i32) (result i32)))
-  (func (export "svc_abi_version") (result i32) (i32.const 1))
-  ${ARENA}
-  (func (export "svc_evaluate") (result i32)
+    ruleOf(`
     (if (i32.eq (call $length (i32.const 1)) (i32.const 4)) (then (i32.store8 (i32.const 2000) (i32.const 1))))
     (if (i32.eqz (i32.load8_u (i32.const 2000))) (then (drop (call $length (i32.const 3)))))
-    (i32.const 0)))`, binaryen.Features.MVP),
+    (i32.const 0)`),
   );
   t.same(evaluate(rule, 'x', 'm1'), { action: 'allow', ran: true });
   t.same(evaluate(rule, 'x', 'm1'), { action: 'allow', ran: false });
@@ -194,14 +190,9 @@ t.test('a rule seen asking otherwise given the same answers is no longer remembe
 
 t.test('a failed run is not remembered: a rule that runs out of fuel on a call does so every time it is made', async (t) => {
   const rule = instanceOf(
-    wat(`(module
-  (import "env" "memory" (memory 1))
-  (import "svc" "field_length" (func $length (param i32) (result i32)))
-  (func (export "svc_abi_version") (result i32) (i32.const 1))
-  ${ARENA}
-  (func (export "svc_evaluate") (result i32)
+    ruleOf(`
     (if (i32.eq (call $length (i32.const 1)) (i32.const 4)) (then (loop $forever (br $forever))))
-    (i32.const 0)))`, binaryen.Features.MVP),
+    (i32.const 0)`),
   );
   for (let i = 0; i < 3; i++) t.throws(() => evaluate(rule, 'spin'), /ran out of fuel/, `call ${i + 1}`);
   t.same(evaluate(rule, 'ls'), { action: 'allow', ran: true });
