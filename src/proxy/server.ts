@@ -364,6 +364,7 @@ export class ProxyServer implements ExchangeHooks {
                 completed: sum((t) => t.wasm.runner?.completed ?? 0),
                 fuelExhausted: sum((t) => t.wasm.runner?.fuelExhausted ?? 0),
                 instances: Math.max(...threads.map((t) => t.wasm.runner?.instances ?? 0)),
+                remembered: sum((t) => t.wasm.runner?.remembered ?? 0),
               },
             },
     };

@@ -40,11 +40,20 @@ export interface RuleInstancesOptions {
 export class RuleInstances {
   private readonly instances = new Map<string, RuleInstance>();
   private liveGeneration = '';
+  /** Calls the instances no longer kept answered from their memos. */
+  private rememberedByDropped = 0;
 
   constructor(private readonly options: RuleInstancesOptions) {}
 
   get size(): number {
     return this.instances.size;
+  }
+
+  /** Rule evaluations answered from a remembered verdict, by every instance made. */
+  get remembered(): number {
+    let total = this.rememberedByDropped;
+    for (const instance of this.instances.values()) total += instance.remembered;
+    return total;
   }
 
   /** The instance of `ref`; throws RuleLoadError (or another Error) when it cannot be made. */
@@ -63,7 +72,7 @@ export class RuleInstances {
   }
 
   drop(ref: RuleRef): void {
-    this.instances.delete(ref.sha256);
+    this.forget(ref.sha256);
   }
 
   /** Drops what belongs to rules no longer loaded, once the generation changes. */
@@ -71,11 +80,16 @@ export class RuleInstances {
     if (set.generation === this.liveGeneration) return;
     this.liveGeneration = set.generation;
     const live = new Set(set.live);
-    for (const sha of this.instances.keys()) if (!live.has(sha)) this.instances.delete(sha);
+    for (const sha of this.instances.keys()) if (!live.has(sha)) this.forget(sha);
   }
 
   clear(): void {
-    this.instances.clear();
+    for (const sha of this.instances.keys()) this.forget(sha);
+  }
+
+  private forget(sha: string): void {
+    this.rememberedByDropped += this.instances.get(sha)?.remembered ?? 0;
+    this.instances.delete(sha);
   }
 }
 

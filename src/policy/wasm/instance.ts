@@ -393,6 +393,11 @@ export class RuleInstance {
     return this.fuel !== null;
   }
 
+  /** Calls answered from the verdicts it remembers (see verdict-memo.ts). */
+  get remembered(): number {
+    return this.memo?.answered ?? 0;
+  }
+
   /** The fuel the last call spent (0 for a module that is not metered, or a verdict remembered). */
   get spent(): number {
     return this.fuel === null ? 0 : this.budget - Math.max(this.left, -1);

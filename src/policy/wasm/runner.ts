@@ -30,6 +30,8 @@ export interface RuleRunnerState {
   readonly fuelExhausted: number;
   /** Rule instances currently kept. */
   readonly instances: number;
+  /** Rule evaluations answered from a verdict the rule reached before on the same answers (verdict-memo.ts). */
+  readonly remembered: number;
 }
 
 const ALL_ALLOWED: RuleDecision = Object.freeze({ action: 'allow', rule: null, reason: '', failures: Object.freeze([]) });
@@ -85,7 +87,7 @@ export class WasmRuleRunner {
   }
 
   state(): RuleRunnerState {
-    return { completed: this.completed, fuelExhausted: this.fuelExhausted, instances: this.rules.size };
+    return { completed: this.completed, fuelExhausted: this.fuelExhausted, instances: this.rules.size, remembered: this.rules.remembered };
   }
 
   /** Drops the instances (metered modules stay cached for the process). */

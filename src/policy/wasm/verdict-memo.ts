@@ -72,6 +72,8 @@ export class VerdictMemo {
   private lookups = 0;
   private hits = 0;
   private asideFor = 0;
+  /** Calls answered from the memo. */
+  answered = 0;
 
   get enabled(): boolean {
     return !this.off;
@@ -88,7 +90,10 @@ export class VerdictMemo {
   /** The verdict remembered for `call`, or undefined when the rule must run. */
   recall(call: Answering): RuleOutcome | undefined {
     const outcome = this.find(call);
-    if (outcome !== undefined) this.hits++;
+    if (outcome !== undefined) {
+      this.hits++;
+      this.answered++;
+    }
     if (++this.lookups === SAMPLE_LOOKUPS) {
       if (this.hits < MIN_HITS) this.asideFor = STAND_ASIDE_CALLS;
       this.lookups = 0;

@@ -67,7 +67,7 @@ t.test('what an arena rule allocates in a call is given back when it ends', asyn
     const d = await r.evaluate(set, shellCall(`ls ${i}`));
     if (d.action !== 'allow' || d.failures.length > 0) return t.fail(`call ${i}: ${JSON.stringify(d)}`);
   }
-  t.same(r.state(), { completed: 50, fuelExhausted: 0, instances: 1 }, 'one instance served them all');
+  t.same(r.state(), { completed: 50, fuelExhausted: 0, instances: 1, remembered: 0 }, 'one instance served them all');
 });
 
 t.test('a call that writes into an arena rule\'s started state pays for putting it back, one unit per 16 bytes; a call that does not, pays nothing', async (t) => {

@@ -208,7 +208,12 @@ t.test("the example rules' verdicts, recalled, are the verdicts they reach when 
   const first = [];
   for (const command of commands) first.push(await runner.evaluate(set, shellCall(command)));
   t.ok(first.some((d) => d.action === 'block') && first.some((d) => d.action === 'allow'), 'some calls are blocked, some allowed');
+  t.equal(runner.state().remembered, 0, 'every call new: every rule ran');
   const again = [];
   for (const command of [...commands].reverse()) again.push(await runner.evaluate(set, shellCall(command)));
   t.same(again.reverse(), first);
+  const { remembered } = runner.state();
+  t.ok(remembered >= commands.length, `the second time, ${remembered} evaluations were answered from memory`);
+  await runner.close();
+  t.equal(runner.state().remembered, remembered, 'the count outlives the instances');
 });
