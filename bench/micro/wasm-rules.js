@@ -99,6 +99,7 @@ export const wasmRulesBenchmark = {
           if (count === 10) {
             const next = newCalls(BENCH_RULE_CALL);
             figures[`metered inline µs, ${label}, caches cold`] = coldMicroseconds(() => void runner.evaluate(set, /** @type {any} */ (next())));
+            // The untimed first round of these also ends any standing aside the new calls before left the memos in.
             const seen = medianSeconds(() => {
               for (let i = 0; i < ROUNDS; i++) void runner.evaluate(set, /** @type {any} */ (BENCH_RULE_CALL));
             });
