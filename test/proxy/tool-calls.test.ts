@@ -185,6 +185,18 @@ t.test('a response a rule refuses is withheld, in the route\'s shape', async (t)
   t.equal(lastTrace().responseRule, null);
 });
 
+t.test('a tool call made again gets the verdict the rules reached on it, from their memory, counted in /health', async (t) => {
+  const remembered = async () => ((await (await fetch(`${proxy.url}/health`)).json()) as { wasm: { runner: { remembered: number } } }).wasm.runner.remembered;
+  const ask = () => openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'tidy' }], tools: chatTools }, toolArgs('cd / && sudo rm -rf /'));
+  const first = await ask();
+  const before = await remembered();
+  const again = await ask();
+  t.match(again.choices[0]!.message.content, /^\[Svc Governance\] BLOCKED: the bash tool call was blocked by rule destructive-shell/);
+  t.equal(again.choices[0]!.message.content, first.choices[0]!.message.content, 'the same block, word for word');
+  t.match(lastTrace().toolCalls, [{ action: 'block', rule: 'destructive-shell', source: 'wasm' }]);
+  t.ok((await remembered()) > before, 'answered from what the rule remembered');
+});
+
 t.test('/health lists the loaded rules', async (t) => {
   const health = (await (await fetch(`${proxy.url}/health`)).json()) as { wasm: { rules: Array<{ name: string; priority: number }>; failed: unknown[] } };
   t.same(
