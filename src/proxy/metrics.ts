@@ -9,7 +9,7 @@ export type MetricsSnapshot = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
 export interface MetricsSources {
   engine(): { threads: number; running: number; completed: number; workerFailures: number };
   store(): { kind: 'memory' | 'redis'; connected: boolean; pendingSettlements?: number; droppedSettlements?: number };
-  wasm(): { rules: number; failed: number };
+  wasm(): { rules: number; failed: number; fuelExhausted: number; remembered: number };
   tracesDropped(): number;
   inflight(): number;
 }
@@ -72,6 +72,8 @@ export class ProxyMetrics {
     gauge('svc_inspection_worker_failures', 'Inspection worker failures since start.', () => sources.engine().workerFailures);
     gauge('svc_wasm_rules_loaded', 'WASM rules loaded.', () => sources.wasm().rules, 'max');
     gauge('svc_wasm_rules_failed', 'WASM rule files that failed to load.', () => sources.wasm().failed, 'max');
+    gauge('svc_wasm_rule_runs_out_of_fuel', 'WASM rule runs stopped because they ran out of fuel.', () => sources.wasm().fuelExhausted);
+    gauge('svc_wasm_verdicts_remembered', 'WASM rule evaluations answered from the verdict the rule reached before on the same answers.', () => sources.wasm().remembered);
     if (!processWide) return;
     gauge('svc_store_up', 'Whether the shared store (Redis) answers: 1, or 0 while degraded; 1 for the embedded store.', () => (sources.store().connected ? 1 : 0));
     gauge('svc_store_pending_settlements', 'Settlements waiting to be replayed into the shared store.', () => sources.store().pendingSettlements ?? 0);

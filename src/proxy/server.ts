@@ -205,7 +205,7 @@ export class ProxyServer implements ExchangeHooks {
       store: () => this.options.store.health(),
       wasm: () => {
         const health = this.wasmRules.health();
-        return { rules: health.rules.length, failed: health.failed.length };
+        return { rules: health.rules.length, failed: health.failed.length, fuelExhausted: health.runner?.fuelExhausted ?? 0, remembered: health.runner?.remembered ?? 0 };
       },
       tracesDropped: () => this.options.sink.droppedCount,
       inflight: () => this.inflight.size,

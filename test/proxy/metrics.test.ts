@@ -46,6 +46,8 @@ t.test('GET /metrics: requests by route, enforcement and status; overhead and up
   t.equal(sample(m, 'svc_store_up'), 1);
   t.equal(sample(m, 'svc_traces_dropped'), 0);
   t.equal(sample(m, 'svc_wasm_rules_loaded'), 0);
+  t.equal(sample(m, 'svc_wasm_verdicts_remembered'), 0);
+  t.equal(sample(m, 'svc_wasm_rule_runs_out_of_fuel'), 0);
   t.ok(sample(m, 'svc_inspection_workers')! >= 0);
   t.ok(sample(m, 'svc_process_resident_memory_bytes')! > 0, 'process metrics');
 });

@@ -194,7 +194,10 @@ t.test('a tool call made again gets the verdict the rules reached on it, from th
   t.match(again.choices[0]!.message.content, /^\[Svc Governance\] BLOCKED: the bash tool call was blocked by rule destructive-shell/);
   t.equal(again.choices[0]!.message.content, first.choices[0]!.message.content, 'the same block, word for word');
   t.match(lastTrace().toolCalls, [{ action: 'block', rule: 'destructive-shell', source: 'wasm' }]);
-  t.ok((await remembered()) > before, 'answered from what the rule remembered');
+  const now = await remembered();
+  t.ok(now > before, 'answered from what the rule remembered');
+  const metrics = await (await fetch(`${proxy.url}/metrics`)).text();
+  t.match(metrics, new RegExp(`^svc_wasm_verdicts_remembered ${now}$`, 'm'), 'and so does /metrics');
 });
 
 t.test('/health lists the loaded rules', async (t) => {
