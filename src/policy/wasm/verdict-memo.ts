@@ -72,11 +72,15 @@ export class VerdictMemo {
   private lookups = 0;
   private hits = 0;
   private asideFor = 0;
-  /** Calls answered from the memo. */
-  answered = 0;
+  private answeredCount = 0;
 
   get enabled(): boolean {
     return !this.off;
+  }
+
+  /** Calls answered from the memo. */
+  get answered(): number {
+    return this.answeredCount;
   }
 
   /** Whether this call is looked up (and its run recorded): not once the memo is off, nor while it stands aside. */
@@ -92,7 +96,7 @@ export class VerdictMemo {
     const outcome = this.find(call);
     if (outcome !== undefined) {
       this.hits++;
-      this.answered++;
+      this.answeredCount++;
     }
     if (++this.lookups === SAMPLE_LOOKUPS) {
       if (this.hits < MIN_HITS) this.asideFor = STAND_ASIDE_CALLS;
@@ -132,17 +136,13 @@ export class VerdictMemo {
   remember(outcome: RuleOutcome, startBytes: number, endBytes: number): void {
     if (this.off) return;
     if (endBytes !== this.memoryBytes) {
-      this.root = null;
-      this.chars = 0;
+      this.forgetVerdicts();
       this.memoryBytes = endBytes;
     }
     // A run that grew the memory began where no later call begins.
     if (startBytes !== endBytes || this.runChars > MAX_RUN_CHARS) return;
     const size = this.runChars + outcome.reason.length;
-    if (this.chars + size > MAX_MEMO_CHARS) {
-      this.root = null;
-      this.chars = 0;
-    }
+    if (this.chars + size > MAX_MEMO_CHARS) this.forgetVerdicts();
     this.chars += size;
     const { asked, answers, count } = this;
     let parent: Branch | null = null;
@@ -190,6 +190,10 @@ export class VerdictMemo {
 
   private turnOff(): void {
     this.off = true;
+    this.forgetVerdicts();
+  }
+
+  private forgetVerdicts(): void {
     this.root = null;
     this.chars = 0;
   }
