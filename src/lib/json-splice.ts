@@ -8,11 +8,27 @@ export interface StringEdit {
 
 const BACKSLASH = 0x5c;
 
+/** An edited string's place in the document's bytes, and what is written there instead. */
+interface Place {
+  readonly at: number;
+  readonly end: number;
+  readonly token: Buffer;
+}
+
+const SPACE = 0x20;
+
 /**
  * `raw`, a JSON document, with each edited string written in place of the one it replaced, where
  * `edited` is `raw`'s parse with `edits` made to it: the bytes a serialisation of `edited` would
  * mean, without serialising the rest again. Null when the splice cannot be shown exact, and the
- * caller serialises `edited` instead. It is exact when
+ * caller serialises `edited` instead.
+ *
+ * The result is written into `raw`'s own bytes, and is a view of them, when no edit up to any
+ * point has made the document longer (a redaction is usually shorter than the text it replaces:
+ * `[REDACTED:pii.email]` against an address): the caller gives `raw` up, and no second copy of a
+ * large body is made. Otherwise it is a new buffer and `raw` is left as it was.
+ *
+ * It is exact when
  * - `raw` holds as many strings as `edited` does, keys included (a key given twice is one string of
  *   the parse but two of `raw`, and the dropped one might hold the text looked for);
  * - no string of `edited` is one of the texts replaced, and no two edits replaced the same text:
@@ -28,7 +44,7 @@ export function spliceStrings(raw: Uint8Array, edited: unknown, edits: readonly 
   const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
   const starts = stringStarts(bytes);
   if (starts.length !== strings) return null;
-  const places: Array<{ readonly at: number; readonly end: number; readonly token: Buffer }> = [];
+  const places: Place[] = [];
   for (const { before, after } of edits) {
     const token = Buffer.from(JSON.stringify(before));
     let at = bytes.indexOf(token);
@@ -37,6 +53,40 @@ export function spliceStrings(raw: Uint8Array, edited: unknown, edits: readonly 
     places.push({ at, end: at + token.length, token: Buffer.from(JSON.stringify(after)) });
   }
   places.sort((a, b) => a.at - b.at);
+  return neverLonger(places) ? spliceInPlace(bytes, places) : spliceCopy(bytes, places);
+}
+
+/** Whether the document is no longer after each edit, taken in order, than it was before. */
+function neverLonger(places: readonly Place[]): boolean {
+  let growth = 0;
+  for (const place of places) {
+    growth += place.token.length - (place.end - place.at);
+    if (growth > 0) return false;
+  }
+  return true;
+}
+
+/**
+ * `places` written into `bytes` itself, what lies between them moved down behind them: each token
+ * then ends at or before the end of the text it replaces, so nothing is overwritten before it is
+ * moved. The bytes left over past the new end are blanked, so none of an edited text stays there.
+ */
+function spliceInPlace(bytes: Buffer, places: readonly Place[]): Buffer {
+  let to = places[0]!.at;
+  let from = to;
+  for (const place of places) {
+    bytes.copyWithin(to, from, place.at);
+    to += place.at - from;
+    to += place.token.copy(bytes, to);
+    from = place.end;
+  }
+  bytes.copyWithin(to, from);
+  to += bytes.length - from;
+  bytes.fill(SPACE, to);
+  return bytes.subarray(0, to);
+}
+
+function spliceCopy(bytes: Buffer, places: readonly Place[]): Buffer {
   const parts: Buffer[] = [];
   let from = 0;
   for (const place of places) {

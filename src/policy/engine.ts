@@ -53,7 +53,8 @@ export class PolicyEngine {
 
   /**
    * Inspects `parsed`, the parse of `raw`. Inline inspection rewrites `parsed` in place; either
-   * way a modified body comes back as UTF-8 bytes in `body`.
+   * way a modified body comes back as UTF-8 bytes in `body`, which may be written over `raw`'s
+   * own bytes (inspectParsed): what is sent on is `body`, never `raw` again.
    */
   async inspect(policy: PolicyConfig, parsed: unknown, raw: Buffer): Promise<InspectionResult> {
     if (raw.length <= this.options.inlineMaxBytes) return this.inspectHere(policy, parsed, raw);

@@ -17,7 +17,11 @@ export interface InspectionResult extends Inspection {
   readonly body: Uint8Array | null;
 }
 
-/** Inspects `parsed`, the parse of `raw` (rewriting it in place when redacting). */
+/**
+ * Inspects `parsed`, the parse of `raw`, rewriting it in place when redacting; the redacted bytes
+ * are most often written over `raw`'s own (redactedBytes), so the caller sends on what comes back,
+ * never `raw`.
+ */
 export function inspectParsed(policy: PolicyConfig, parsed: unknown, raw: Uint8Array): InspectionResult {
   const edits: StringEdit[] = [];
   const { verdict, findings, blockedBy, shadow, anomaly } = inspectBody(policy, parsed, edits);
@@ -27,8 +31,9 @@ export function inspectParsed(policy: PolicyConfig, parsed: unknown, raw: Uint8A
 
 /**
  * The redacted body as it is sent on: `raw` with the redacted texts written in place where that is
- * shown exact (`spliceStrings`), else `redacted` serialised again. A Claude Code request (47 KB)
- * costs 33-41 µs spliced, 179-201 µs serialised and encoded again.
+ * shown exact (`spliceStrings`, into `raw`'s own bytes when the body gets no longer), else
+ * `redacted` serialised again. A Claude Code request (47 KB) costs 33-41 µs spliced, 179-201 µs
+ * serialised and encoded again.
  */
 export function redactedBytes(raw: Uint8Array, redacted: unknown, edits: readonly StringEdit[]): Buffer {
   return spliceStrings(raw, redacted, edits) ?? Buffer.from(JSON.stringify(redacted));

@@ -13,7 +13,7 @@ export interface ReadBody {
   /** The exact cache key, when one was asked for and the body may be cached. */
   readonly cacheKey: string | null;
   readonly inspection: Inspection;
-  /** The redacted body when the verdict is `modified`. */
+  /** The redacted body when the verdict is `modified`: often written over the bytes read (spliceStrings), which then hold it and nothing else. */
   readonly redacted: Buffer | null;
   /** What WASM request rules see (requestText), when asked for. */
   readonly text: string | null;
@@ -31,8 +31,9 @@ export interface ReadOptions {
  * Parses and inspects a request body (readRequestBodyWith): on the main thread when it is small (a
  * worker round trip costs more), in a worker otherwise, so that parsing a large body never stalls
  * the event loop. A large body arrives in shared memory (see readBody) and is handed over without
- * a copy. A body nested deeper than inspection can follow (JSON.parse goes deeper than the
- * policy's walk) is the sender's error, not the policy engine's: 400 `nesting_too_deep`.
+ * a copy. A body nested deeper than inspection can follow (JSON.parse goes deeper than the policy's
+ * walk) is the sender's error, not the policy engine's: 400 `nesting_too_deep`. `raw` is given up:
+ * what goes on is `redacted` when there is one, never `raw` again.
  */
 export async function readRequestBody(engine: PolicyEngine, raw: Buffer, options: ReadOptions): Promise<ReadBody> {
   const task: RequestBodyTask = { policy: options.policy, raw, cacheKeyPrefix: options.cacheKeyPrefix, wantsText: options.wantsText };

@@ -2,7 +2,7 @@ import t from 'tap';
 import { spliceStrings, type StringEdit } from '../../src/lib/json-splice.js';
 
 /** Parses `raw`, makes each edit where its text is found (a JSON path of keys), and splices. */
-function spliced(raw: string, edits: Array<{ path: Array<string | number>; after: string }>): { out: Buffer | null; edited: unknown } {
+function spliced(raw: string, edits: Array<{ path: Array<string | number>; after: string }>): { out: Buffer | null; edited: unknown; bytes: Buffer } {
   const edited = JSON.parse(raw) as unknown;
   const made: StringEdit[] = [];
   for (const { path, after } of edits) {
@@ -12,8 +12,12 @@ function spliced(raw: string, edits: Array<{ path: Array<string | number>; after
     made.push({ before: node[last] as string, after });
     node[last] = after;
   }
-  return { out: spliceStrings(Buffer.from(raw), edited, made), edited };
+  const bytes = Buffer.from(raw);
+  return { out: spliceStrings(bytes, edited, made), edited, bytes };
 }
+
+/** Whether `out` is a view of `bytes`' own memory, from its start. */
+const writtenOver = (out: Buffer, bytes: Buffer): boolean => out.buffer === bytes.buffer && out.byteOffset === bytes.byteOffset;
 
 t.test('writes each edited string in place and leaves every other byte as it was', async (t) => {
   const raw = '{ "model": "m",\n  "messages": [ {"role": "user", "content": "mail jane@example.com — café"},\n {"role":"user","content":"call 555-0100"} ] }';
@@ -66,4 +70,36 @@ t.test('a document nested deeper than the call stack', async (t) => {
   const raw = `${'['.repeat(depth)}"a@b.co"${']'.repeat(depth)}`;
   const { out } = spliced(raw, [{ path: Array<number>(depth).fill(0), after: '[R]' }]);
   t.equal(out?.toString('utf8'), `${'['.repeat(depth)}"[R]"${']'.repeat(depth)}`, 'where serialising it again overflows the stack');
+});
+
+t.test('writes over the bytes it was given when the document gets no longer, blanking what is left over', async (t) => {
+  const raw = '{"a":"mail jane.doe@example.com now","n":1,"b":"call +1 415 555 0100 today","c":"tail"}';
+  const { out, edited, bytes } = spliced(raw, [
+    { path: ['b'], after: 'call [R:phone] today' },
+    { path: ['a'], after: 'mail [R:email] now' },
+  ]);
+  t.ok(out !== null && writtenOver(out, bytes), 'a view of the same memory, no second copy of the body');
+  t.equal(out!.toString('utf8'), '{"a":"mail [R:email] now","n":1,"b":"call [R:phone] today","c":"tail"}');
+  t.same(JSON.parse(out!.toString('utf8')), edited);
+  t.equal(bytes.subarray(out!.length).toString('latin1'), ' '.repeat(raw.length - out!.length), 'no byte of the old text is left past the end');
+  // A replacement of the same length moves nothing.
+  const same = spliced('{"x":"a@b.co","y":2}', [{ path: ['x'], after: '[R:e]!' }]);
+  t.ok(writtenOver(same.out!, same.bytes));
+  t.equal(same.out!.toString('utf8'), '{"x":"[R:e]!","y":2}');
+});
+
+t.test('a new buffer, and the bytes given left as they were, when an edit makes the document longer before another shortens it', async (t) => {
+  // Written in place, the first (longer) token would run over the text between the two before it moved.
+  const raw = '{"a":"x@y.co","between":"keep me","b":"a.much.longer.address@example.com"}';
+  const { out, edited, bytes } = spliced(raw, [
+    { path: ['a'], after: '[REDACTED:pii.email]' },
+    { path: ['b'], after: '[R]' },
+  ]);
+  t.ok(out !== null && !writtenOver(out, bytes));
+  t.same(JSON.parse(out!.toString('utf8')), edited);
+  t.equal(bytes.toString('utf8'), raw, 'the bytes given are unchanged');
+  const longer = spliced('{"a":"x@y.co"}', [{ path: ['a'], after: '[REDACTED:pii.email]' }]);
+  t.ok(!writtenOver(longer.out!, longer.bytes));
+  t.equal(longer.bytes.toString('utf8'), '{"a":"x@y.co"}');
+  t.equal(longer.out!.toString('utf8'), '{"a":"[REDACTED:pii.email]"}');
 });

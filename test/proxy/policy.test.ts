@@ -122,15 +122,22 @@ t.test('a worker crash is retried once; a second failure fails closed with 503 g
 });
 
 t.test('a redacted body goes on as the agent wrote it, the redacted text written in place', async (t) => {
-  const { mock, proxy } = await setup(t, { piiDetectors: { 'pii.email': 'redact' } });
-  const body = { model: 'gpt-4o-mini', messages: [{ role: 'system', content: 'Sign commits as noreply@example.com.' }, { role: 'user', content: 'Commit — then push.' }] };
-  const sent = JSON.stringify(body, null, 2);
-  const res = await request(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: sent });
-  t.equal(res.statusCode, 200);
-  await res.body.text();
-  const expected = sent.replace('noreply@example.com', '[REDACTED:pii.email]');
-  t.equal(mock.requests.at(-1)!.headers['content-length'], String(Buffer.byteLength(expected)), 'its spacing kept: only the address was rewritten');
-  t.same(mock.requests.at(-1)!.body, JSON.parse(expected));
+  // An address shorter than its placeholder makes the body longer (a new buffer); a longer one
+  // shorter (written over the body received); inspected on the main thread and in a worker.
+  for (const inlineInspectMaxBytes of [65_536, 0]) {
+    const { mock, proxy } = await setup(t, { piiDetectors: { 'pii.email': 'redact' }, limits: { inlineInspectMaxBytes } });
+    for (const address of ['noreply@example.com', 'no-reply.commits@anthropic.example.com']) {
+      const body = { model: 'gpt-4o-mini', messages: [{ role: 'system', content: `Sign commits as ${address}.` }, { role: 'user', content: 'Commit — then push.' }] };
+      const sent = JSON.stringify(body, null, 2);
+      const res = await request(`${proxy.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: sent });
+      t.equal(res.statusCode, 200);
+      await res.body.text();
+      const expected = sent.replace(address, '[REDACTED:pii.email]');
+      const where = `${address}, ${inlineInspectMaxBytes === 0 ? 'in a worker' : 'inline'}`;
+      t.equal(mock.requests.at(-1)!.headers['content-length'], String(Buffer.byteLength(expected)), `its spacing kept: only the address was rewritten (${where})`);
+      t.same(mock.requests.at(-1)!.body, JSON.parse(expected), where);
+    }
+  }
 });
 
 t.test('a key given twice cannot carry a value past redaction', async (t) => {

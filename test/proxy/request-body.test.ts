@@ -31,11 +31,13 @@ const body = {
 };
 
 t.test('a body read on the main thread keeps its top-level scalars and the redacted bytes, and parses again when asked for whole', async (t) => {
-  const read = await readRequestBody(engine(t), Buffer.from(JSON.stringify(body)), { policy, cacheKeyPrefix: null, wantsText: false });
+  const raw = Buffer.from(JSON.stringify(body));
+  const read = await readRequestBody(engine(t), raw, { policy, cacheKeyPrefix: null, wantsText: false });
   t.same(read.head, { model: 'gpt-4o-mini', stream: true, max_tokens: 64 }, 'no objects or arrays');
   t.equal(read.inspection.verdict, 'modified');
   t.notOk('body' in read.inspection, 'the inspection does not carry the redacted text');
   t.ok(Buffer.isBuffer(read.redacted));
+  t.ok(read.redacted!.buffer === raw.buffer && read.redacted!.byteOffset === raw.byteOffset, 'written over the bytes read: no second copy of the body');
   const sent = JSON.parse(read.redacted!.toString('utf8')) as typeof body;
   t.equal(sent.messages[1]!.content, 'charge my card [REDACTED:pii.card]');
   const whole = read.whole();
@@ -79,7 +81,9 @@ t.test('a body nested deeper than inspection can follow is refused as the sender
 t.test('a body past the inline size is read in a worker, as the main thread reads a small one, even when it is not in shared memory', async (t) => {
   const options = { policy, cacheKeyPrefix: 'k', wantsText: true };
   const raw = Buffer.from(JSON.stringify(body));
-  const here = await readRequestBody(engine(t), raw, options);
+  // Read on the main thread, the redacted text is written over the bytes read (the placeholder is
+  // no longer than the card): that read gets a copy.
+  const here = await readRequestBody(engine(t), Buffer.from(raw), options);
   const workers = engine(t, 0);
   const parse = JSON.parse;
   let parsedHere = 0;
@@ -97,5 +101,5 @@ t.test('a body past the inline size is read in a worker, as the main thread read
   t.same(there.inspection.findings, here.inspection.findings);
   t.equal(there.inspection.verdict, 'modified');
   t.same(there.redacted, here.redacted, 'the same redacted bytes');
-  t.same(JSON.parse(raw.toString('utf8')), body, 'the sender\'s bytes are left as they came');
+  t.same(JSON.parse(raw.toString('utf8')), body, 'the sender\'s bytes are left as they came: the worker read a copy in shared memory');
 });
