@@ -146,8 +146,24 @@ function toolCallRequest(promptBytes, command) {
 const CLAUDE_CODE_REQUEST = new URL('../../test/fixtures/harness-requests/claude-code-default.json', import.meta.url);
 
 /**
+ * The headers Claude Code 2.1.330 sends with every request (test/proxy/harness.test.ts), its session
+ * the one the captured body's metadata names: the proxy knows the harness and the session from
+ * them, as it does a real turn's, and need not name the session by hashing its first turns.
+ */
+const CLAUDE_CODE_HEADERS = {
+  'user-agent': 'claude-cli/2.1.330 (external, sdk-cli)',
+  'x-app': 'cli',
+  'x-claude-code-session-id': '00000000-0000-4000-8000-000000000001',
+  'anthropic-beta': 'claude-code-20250219,interleaved-thinking-2025-05-14',
+  'anthropic-version': '2023-06-01',
+  'x-stainless-lang': 'js',
+  'x-stainless-package-version': '0.137.0',
+  'x-stainless-runtime': 'node',
+};
+
+/**
  * The request Claude Code sent (`claude -p` with default settings, captured: its system prompt, 18
- * tools, 47 KB), streamed. The prompt size does not change it.
+ * tools, 47 KB) with the headers it sends, streamed. The prompt size does not change it.
  * @param {Shape} shape
  * @returns {LoadRequest}
  */
@@ -155,7 +171,7 @@ function claudeCodeTurn({ chunks }) {
   const { body } = JSON.parse(readFileSync(CLAUDE_CODE_REQUEST, 'utf8'));
   return {
     path: '/v1/messages',
-    headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-mock-chunks': String(chunks) },
+    headers: { 'content-type': 'application/json', ...CLAUDE_CODE_HEADERS, 'x-mock-chunks': String(chunks) },
     body: JSON.stringify(body),
     expectEnd: 'event: message_stop\ndata: {"type":"message_stop"}\n\n',
   };
