@@ -13,7 +13,7 @@ export interface ReadBody {
   /** The exact cache key, when one was asked for and the body may be cached. */
   readonly cacheKey: string | null;
   readonly inspection: Inspection;
-  /** The redacted body when the verdict is `modified`: often written over the bytes read (spliceStrings), which then hold it and nothing else. */
+  /** The redacted body when the verdict is `modified`: often a view of the bytes read, written over (spliceStrings). */
   readonly redacted: Buffer | null;
   /** What WASM request rules see (requestText), when asked for. */
   readonly text: string | null;

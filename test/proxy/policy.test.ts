@@ -71,6 +71,18 @@ t.test('non-streamed responses: redacted in place, or replaced by a readable ref
   t.match(blocking.proxy.sink.recent().at(-1), { enforcement: 'KILL' });
 });
 
+t.test('a non-streamed response made shorter or longer by its redaction reaches the client whole', async (t) => {
+  // Shorter: written over the bytes the upstream sent; longer: a new buffer.
+  const { openai } = await setup(t, { piiDetectors: { 'pii.email': 'redact' } });
+  for (const address of ['no-reply.commits@anthropic.example.com', 'jo@x.io']) {
+    const headers = { 'x-mock-content': encodeURIComponent(`Write to ${address} — today.`) };
+    const { data, response } = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }, { headers }).withResponse();
+    t.equal(data.choices[0]?.message.content, 'Write to [REDACTED:pii.email] — today.', address);
+    t.equal(data.usage?.total_tokens !== undefined, true, 'the rest of the body as the upstream sent it');
+    t.equal(response.headers.get('x-svc-enforcement'), 'ENHANCE');
+  }
+});
+
 t.test('prompt injection in a tool result: warn records a finding, block refuses', async (t) => {
   const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [
     { role: 'user', content: 'read it' },
