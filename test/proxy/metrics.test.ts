@@ -1,7 +1,9 @@
 import t from 'tap';
+import { existsSync, readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { startMockProvider } from '../../bench/mock/provider.js';
-import { startProxy } from '../helpers/proxy.js';
+import { spawnProxy, startProxy } from '../helpers/proxy.js';
 
 const chat = (extra: Record<string, unknown> = {}) => JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }], ...extra });
 
@@ -50,4 +52,22 @@ t.test('GET /metrics: requests by route, enforcement and status; overhead and up
   t.equal(sample(m, 'svc_wasm_rule_runs_out_of_fuel'), 0);
   t.ok(sample(m, 'svc_inspection_workers')! >= 0);
   t.ok(sample(m, 'svc_process_resident_memory_bytes')! > 0, 'process metrics');
+});
+
+/** How often a thread of a process has blocked waiting (Linux): each is a wake-up of that thread. */
+function waits(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/task/${pid}/status`, 'utf8');
+  return Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)![1]);
+}
+
+t.test('an idle proxy wakes its thread a few times a second, not a hundred', { skip: existsSync('/proc/self/task') ? false : 'needs /proc' }, async (t) => {
+  // The event-loop lag metrics sample the loop every 100 ms; at prom-client's 10 ms an idle proxy
+  // woke 208 times in two seconds, at 100 ms 33 (the trace file's timer and the rest included).
+  const proxy = await spawnProxy(t, [], { SVC_HOME: t.testdir() });
+  await sleep(1000);
+  const before = waits(proxy.child.pid!);
+  await sleep(2000);
+  const woken = waits(proxy.child.pid!) - before;
+  t.ok(woken < 100, `${woken} wake-ups in two seconds`);
+  t.match(await (await request(`${proxy.url}/metrics`)).body.text(), /^svc_nodejs_eventloop_lag_p99_seconds \d/m, 'the lag is still measured');
 });
