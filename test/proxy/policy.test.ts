@@ -78,7 +78,7 @@ t.test('a non-streamed response made shorter or longer by its redaction reaches 
     const headers = { 'x-mock-content': encodeURIComponent(`Write to ${address} — today.`) };
     const { data, response } = await openai.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }, { headers }).withResponse();
     t.equal(data.choices[0]?.message.content, 'Write to [REDACTED:pii.email] — today.', address);
-    t.equal(data.usage?.total_tokens !== undefined, true, 'the rest of the body as the upstream sent it');
+    t.type(data.usage?.total_tokens, 'number', 'the rest of the body as the upstream sent it');
     t.equal(response.headers.get('x-svc-enforcement'), 'ENHANCE');
   }
 });
