@@ -13,7 +13,7 @@ export interface TraceSinkOptions {
   maxFileBytes?: number;
   /** Rotated files kept besides the current one. */
   maxFiles?: number;
-  /** How often queued records are written (and whenever 128 are queued). */
+  /** How long a queued record waits at most before it is written (a batch of 128 is written at once). */
   flushIntervalMs?: number;
   /** Records queued for the file at most; past it the oldest tenth queued is dropped and counted. */
   maxQueued?: number;
@@ -39,7 +39,9 @@ export interface TraceOutlet {
 
 /**
  * Keeps the latest traces in a bounded ring (when asked) and appends every record as one JSON line under
- * `dir`, written in batches (on a timer, or as soon as one is full). A record is serialised once,
+ * `dir`, written in batches (at most `flushIntervalMs` after the first record of a batch is
+ * queued, or as soon as one is full; a sink with nothing queued sets no timer, so an idle proxy is
+ * not woken to write nothing). A record is serialised once,
  * as it is recorded: its line is what the file and the shipper both take, and a queued line
  * costs the heap one string where a record held an object graph.
  */
@@ -48,7 +50,9 @@ export class TraceSink implements TraceOutlet {
   private readonly ring: TraceRecord[] = [];
   private ringStart = 0;
   private queue: string[] = [];
-  private readonly timer: NodeJS.Timeout | undefined;
+  /** Set while records are queued: it writes them when the first has waited `flushIntervalMs`. */
+  private timer: NodeJS.Timeout | undefined;
+  private readonly flushIntervalMs: number;
   private writing: Promise<void> = Promise.resolve();
   private bytesInFile = -1;
   private dropped = 0;
@@ -62,11 +66,8 @@ export class TraceSink implements TraceOutlet {
     this.maxFileBytes = options.maxFileBytes ?? 16 * 1024 * 1024;
     this.maxFiles = options.maxFiles ?? 5;
     this.maxQueued = options.maxQueued ?? 100_000;
+    this.flushIntervalMs = options.flushIntervalMs ?? 250;
     this.file = options.dir === undefined ? undefined : join(options.dir, 'traces.jsonl');
-    if (this.file !== undefined) {
-      this.timer = setInterval(() => void this.flush(), options.flushIntervalMs ?? 250);
-      this.timer.unref();
-    }
   }
 
   record(trace: TraceRecord): void {
@@ -87,8 +88,15 @@ export class TraceSink implements TraceOutlet {
       this.dropped += drop;
       this.options.logger?.warn({ dropped: drop, totalDropped: this.dropped }, 'trace file queue full (the disk is not taking writes); the oldest records were dropped');
     }
-    if (this.queue.push(line) === FLUSH_AT_RECORDS) void this.flush();
+    const queued = this.queue.push(line);
+    if (queued === FLUSH_AT_RECORDS) void this.flush();
+    else if (queued === 1) this.timer ??= setTimeout(this.onTimer, this.flushIntervalMs).unref();
   }
+
+  private readonly onTimer = (): void => {
+    this.timer = undefined;
+    void this.flush();
+  };
 
   /** The records in memory, oldest first. */
   recent(): TraceRecord[] {
@@ -106,7 +114,8 @@ export class TraceSink implements TraceOutlet {
   }
 
   async close(): Promise<void> {
-    if (this.timer !== undefined) clearInterval(this.timer);
+    clearTimeout(this.timer);
+    this.timer = undefined;
     await this.flush();
   }
 

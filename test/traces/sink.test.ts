@@ -84,3 +84,29 @@ t.test('a full batch of 128 records is written at once, not at the next tick of 
   t.equal(written.length, 128);
   t.equal(JSON.parse(written.at(-1)!).id, 'tr_127');
 });
+
+t.test('a sink sets a timer only while records wait: one per batch, none while idle', async (t) => {
+  const dir = t.testdir();
+  const original = globalThis.setTimeout;
+  let timers = 0;
+  globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
+    timers++;
+    return original(...args);
+  }) as typeof setTimeout;
+  t.teardown(() => {
+    globalThis.setTimeout = original;
+  });
+  const sink = new TraceSink({ dir, flushIntervalMs: 20 });
+  t.teardown(() => sink.close());
+  t.equal(timers, 0, 'nothing queued, no timer');
+  for (let i = 0; i < 3; i++) sink.record(record(i));
+  t.equal(timers, 1, 'one timer for the batch');
+  const lines = async (): Promise<number> => (await readFile(`${dir}/traces.jsonl`, 'utf8').catch(() => '')).split('\n').filter((l) => l !== '').length;
+  // Written by the timer alone: nothing here calls flush.
+  for (let tries = 0; (await lines()) < 3 && tries < 2_000; tries++) await sleep(5);
+  t.equal(await lines(), 3);
+  await sleep(60);
+  t.equal(timers, 1, 'no timer once the queue is written');
+  sink.record(record(3));
+  t.equal(timers, 2, 'the next record starts the next batch');
+});
