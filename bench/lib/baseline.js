@@ -4,6 +4,9 @@
  * (bench/results/baseline.json), and the regression check on its CPU per request. CPU time per
  * request, unlike requests per second, barely moves with what else the machine is doing, so a
  * rise past the threshold is worth a look; the throughput ratio and peak RSS are shown beside it.
+ * What the mock provider costs a request (the direct side: the same code in every run) tells
+ * whether the machine itself has changed speed since the baseline; when it has, by more than the
+ * threshold, no scenario is flagged, since the machine's change would be read as the proxy's.
  */
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +16,12 @@ export const DEFAULT_BASELINE = fileURLToPath(new URL('../results/baseline.json'
 /** A rise of CPU µs per request past this fraction of the baseline's is flagged. */
 export const REGRESSION_THRESHOLD = 0.2;
 
+/**
+ * The machine counts as the baseline's when the mock's CPU per request (the median of the
+ * scenarios' ratios) is within this fraction of the baseline's: the same margin as the flag's.
+ */
+export const MACHINE_TOLERANCE = REGRESSION_THRESHOLD;
+
 /** @typedef {import('./report.js').Report} Report */
 
 /**
@@ -21,7 +30,7 @@ export const REGRESSION_THRESHOLD = 0.2;
  * @property {number} baselineUs  the baseline's proxy CPU µs per request
  * @property {number} nowUs  this run's
  * @property {number} change  nowUs ÷ baselineUs − 1
- * @property {boolean} regressed  change > REGRESSION_THRESHOLD
+ * @property {boolean} regressed  change > REGRESSION_THRESHOLD, on a machine judged comparable
  * @property {number | null} baselineRatio  the baseline's proxy/direct requests per second
  * @property {number | null} nowRatio
  * @property {number | null} baselineRssMiB  the baseline proxy's peak RSS
@@ -34,6 +43,8 @@ export const REGRESSION_THRESHOLD = 0.2;
  * @property {string | null} commit  the baseline's commit
  * @property {string} date  the baseline's date
  * @property {boolean} sameMachine  same core count and CPU model as this run
+ * @property {number | null} machineSpeed  the mock's CPU µs per request in this run ÷ in the baseline, the median over the scenarios both measured; null when none has the figure on both sides
+ * @property {boolean} judged  whether a rise is flagged: the mock ran within MACHINE_TOLERANCE of its baseline cost (or that is unknown)
  * @property {BaselineRow[]} rows  scenarios both runs measured
  */
 
@@ -67,6 +78,8 @@ export function compareToBaseline(report, baseline) {
   }
   /** @type {BaselineRow[]} */
   const rows = [];
+  /** @type {number[]} */
+  const mockRatios = [];
   for (const s of report.scenarios) {
     const nowUs = s.status === 'ok' ? s.sides?.proxy.cpuUsPerRequest : null;
     const old = before.get(s.name);
@@ -75,6 +88,9 @@ export function compareToBaseline(report, baseline) {
     const change = nowUs / baselineUs - 1;
     // A baseline that does not record its shape is taken at its word.
     const sameShape = old.shape === undefined || JSON.stringify(old.shape) === JSON.stringify(s.shape ?? null);
+    const mockNow = s.sides?.direct?.cpuUsPerRequest;
+    const mockBefore = old.sides?.direct?.cpuUsPerRequest;
+    if (sameShape && typeof mockNow === 'number' && typeof mockBefore === 'number' && mockNow > 0 && mockBefore > 0) mockRatios.push(mockNow / mockBefore);
     rows.push({
       scenario: s.name,
       baselineUs,
@@ -88,12 +104,24 @@ export function compareToBaseline(report, baseline) {
       nowRssMiB: s.sides?.proxy.peakRssMiB ?? null,
     });
   }
+  const machineSpeed = median(mockRatios);
+  const judged = machineSpeed === null || Math.abs(machineSpeed - 1) <= MACHINE_TOLERANCE;
   return {
     commit: baseline.commit,
     date: baseline.date,
     sameMachine: baseline.machine.cores === report.machine.cores && baseline.machine.cpuModel === report.machine.cpuModel,
-    rows,
+    machineSpeed,
+    judged,
+    rows: judged ? rows : rows.map((row) => ({ ...row, regressed: false })),
   };
+}
+
+/** @param {number[]} values */
+function median(values) {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 /**
@@ -101,7 +129,13 @@ export function compareToBaseline(report, baseline) {
  * @param {BaselineComparison} comparison
  */
 export function formatComparison(comparison) {
-  const head = `proxy before (the baseline, ${comparison.commit ?? 'no commit'}, ${comparison.date}) and after (this run)${comparison.sameMachine ? '' : ' — measured on another machine, compare with care'}:`;
+  const speed = comparison.machineSpeed;
+  const machine = comparison.judged
+    ? comparison.sameMachine
+      ? ''
+      : ' — measured on another machine, compare with care'
+    : ` — the mock took ${speed?.toFixed(2)}× its baseline CPU per request (median of the scenarios), so the machine is not the baseline's and no rise is flagged; compare two builds in one run with --against`;
+  const head = `proxy before (the baseline, ${comparison.commit ?? 'no commit'}, ${comparison.date}) and after (this run)${machine}:`;
   if (comparison.rows.length === 0) return `${head}\n  no scenario in common`;
   const width = Math.max('scenario'.length, ...comparison.rows.map((r) => r.scenario.length));
   const ratio = (/** @type {number | null} */ r) => (r === null ? 'n/a' : `${r.toFixed(3)}×`);
@@ -109,7 +143,13 @@ export function formatComparison(comparison) {
   const columns = `  ${'scenario'.padEnd(width)}  ${'proxy/direct'.padStart(17)}  ${'CPU µs/req'.padStart(15)}  change  ${'peak RSS MiB'.padStart(12)}`;
   const lines = comparison.rows.map((r) => {
     const pct = `${r.change >= 0 ? '+' : ''}${(r.change * 100).toFixed(0)}%`;
-    const flag = r.regressed ? `  REGRESSION (more than +${REGRESSION_THRESHOLD * 100}% CPU)` : r.sameShape ? '' : '  (the baseline ran another shape: not compared)';
+    const flag = r.regressed
+      ? `  REGRESSION (more than +${REGRESSION_THRESHOLD * 100}% CPU)`
+      : !r.sameShape
+        ? '  (the baseline ran another shape: not compared)'
+        : !comparison.judged && r.change > REGRESSION_THRESHOLD
+          ? `  (over +${REGRESSION_THRESHOLD * 100}%, on a machine not the baseline's: not flagged)`
+          : '';
     const ratios = `${ratio(r.baselineRatio)} → ${ratio(r.nowRatio)}`;
     const cpu = `${Math.round(r.baselineUs).toString().padStart(6)} → ${Math.round(r.nowUs).toString().padStart(6)}`;
     const mem = `${rss(r.baselineRssMiB)} → ${rss(r.nowRssMiB)}`;
