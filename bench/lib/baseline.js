@@ -10,6 +10,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { median } from './numbers.js';
 
 export const DEFAULT_BASELINE = fileURLToPath(new URL('../results/baseline.json', import.meta.url));
 
@@ -96,7 +97,7 @@ export function compareToBaseline(report, baseline) {
       baselineUs,
       nowUs,
       change,
-      regressed: sameShape && change > REGRESSION_THRESHOLD,
+      regressed: false,
       sameShape,
       baselineRatio: old.ratio ?? null,
       nowRatio: s.ratio ?? null,
@@ -104,7 +105,7 @@ export function compareToBaseline(report, baseline) {
       nowRssMiB: s.sides?.proxy.peakRssMiB ?? null,
     });
   }
-  const machineSpeed = median(mockRatios);
+  const machineSpeed = mockRatios.length === 0 ? null : median(mockRatios.sort((a, b) => a - b));
   const judged = machineSpeed === null || Math.abs(machineSpeed - 1) <= MACHINE_TOLERANCE;
   return {
     commit: baseline.commit,
@@ -112,30 +113,18 @@ export function compareToBaseline(report, baseline) {
     sameMachine: baseline.machine.cores === report.machine.cores && baseline.machine.cpuModel === report.machine.cpuModel,
     machineSpeed,
     judged,
-    rows: judged ? rows : rows.map((row) => ({ ...row, regressed: false })),
+    // Known only once every scenario's mock is read: whether the machine is the baseline's.
+    rows: rows.map((row) => ({ ...row, regressed: judged && row.sameShape && row.change > REGRESSION_THRESHOLD })),
   };
 }
 
-/** @param {number[]} values */
-function median(values) {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
 
 /**
  * The comparison as text lines for the report.
  * @param {BaselineComparison} comparison
  */
 export function formatComparison(comparison) {
-  const speed = comparison.machineSpeed;
-  const machine = comparison.judged
-    ? comparison.sameMachine
-      ? ''
-      : ' — measured on another machine, compare with care'
-    : ` — the mock took ${speed?.toFixed(2)}× its baseline CPU per request (median of the scenarios), so the machine is not the baseline's and no rise is flagged; compare two builds in one run with --against`;
-  const head = `proxy before (the baseline, ${comparison.commit ?? 'no commit'}, ${comparison.date}) and after (this run)${machine}:`;
+  const head = `proxy before (the baseline, ${comparison.commit ?? 'no commit'}, ${comparison.date}) and after (this run)${machineNote(comparison)}:`;
   if (comparison.rows.length === 0) return `${head}\n  no scenario in common`;
   const width = Math.max('scenario'.length, ...comparison.rows.map((r) => r.scenario.length));
   const ratio = (/** @type {number | null} */ r) => (r === null ? 'n/a' : `${r.toFixed(3)}×`);
@@ -143,17 +132,34 @@ export function formatComparison(comparison) {
   const columns = `  ${'scenario'.padEnd(width)}  ${'proxy/direct'.padStart(17)}  ${'CPU µs/req'.padStart(15)}  change  ${'peak RSS MiB'.padStart(12)}`;
   const lines = comparison.rows.map((r) => {
     const pct = `${r.change >= 0 ? '+' : ''}${(r.change * 100).toFixed(0)}%`;
-    const flag = r.regressed
-      ? `  REGRESSION (more than +${REGRESSION_THRESHOLD * 100}% CPU)`
-      : !r.sameShape
-        ? '  (the baseline ran another shape: not compared)'
-        : !comparison.judged && r.change > REGRESSION_THRESHOLD
-          ? `  (over +${REGRESSION_THRESHOLD * 100}%, on a machine not the baseline's: not flagged)`
-          : '';
+    const flag = flagOf(r, comparison.judged);
     const ratios = `${ratio(r.baselineRatio)} → ${ratio(r.nowRatio)}`;
     const cpu = `${Math.round(r.baselineUs).toString().padStart(6)} → ${Math.round(r.nowUs).toString().padStart(6)}`;
     const mem = `${rss(r.baselineRssMiB)} → ${rss(r.nowRssMiB)}`;
     return `  ${r.scenario.padEnd(width)}  ${ratios.padStart(17)}  ${cpu}  ${pct.padStart(6)}  ${mem.padStart(12)}${flag}`;
   });
   return [head, columns, ...lines].join('\n');
+}
+
+/**
+ * What the head line says of the machine: nothing when it is the baseline's.
+ * @param {BaselineComparison} comparison
+ */
+function machineNote(comparison) {
+  if (!comparison.judged) {
+    return ` — the mock took ${comparison.machineSpeed?.toFixed(2)}× its baseline CPU per request (median of the scenarios), so the machine is not the baseline's and no rise is flagged; compare two builds in one run with --against`;
+  }
+  return comparison.sameMachine ? '' : ' — measured on another machine, compare with care';
+}
+
+/**
+ * The note after a row: flagged, not compared, or over the threshold on another machine.
+ * @param {BaselineRow} row
+ * @param {boolean} judged
+ */
+function flagOf(row, judged) {
+  if (row.regressed) return `  REGRESSION (more than +${REGRESSION_THRESHOLD * 100}% CPU)`;
+  if (!row.sameShape) return '  (the baseline ran another shape: not compared)';
+  if (!judged && row.change > REGRESSION_THRESHOLD) return `  (over +${REGRESSION_THRESHOLD * 100}%, on a machine not the baseline's: not flagged)`;
+  return '';
 }

@@ -7,7 +7,7 @@
  * (A B, B A, A B …); the comparison is the median of the rounds' own ratios, with their range.
  */
 
-import { round } from './numbers.js';
+import { median, round } from './numbers.js';
 
 /** @typedef {import('./report.js').SideFigures} SideFigures */
 
@@ -136,12 +136,6 @@ function medianPercentiles(all) {
   /** @param {'p50' | 'p90' | 'p99'} key */
   const of = (key) => round(median(all.map((p) => p[key]).sort((a, b) => a - b)), 3);
   return { p50: of('p50'), p90: of('p90'), p99: of('p99') };
-}
-
-/** @param {number[]} sorted */
-function median(sorted) {
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? /** @type {number} */ (sorted[mid]) : (/** @type {number} */ (sorted[mid - 1]) + /** @type {number} */ (sorted[mid])) / 2;
 }
 
 /** @param {number[]} values */

@@ -7,6 +7,7 @@ export interface StringEdit {
 }
 
 const BACKSLASH = 0x5c;
+const SPACE = 0x20;
 
 /** An edited string's place in the document's bytes, and what is written there instead. */
 interface Place {
@@ -14,8 +15,6 @@ interface Place {
   readonly end: number;
   readonly token: Buffer;
 }
-
-const SPACE = 0x20;
 
 /**
  * `raw`, a JSON document, with each edited string written in place of the one it replaced, where

@@ -3,8 +3,8 @@ import { SeriesCounter, SeriesHistogram } from './metric-series.js';
 import type { TraceRecord } from '../traces/trace.js';
 
 /**
- * How often the event-loop lag metrics sample the loop. prom-client's 10 ms wakes an idle proxy 200
- * times a second (a timer and the loop turn after it), on a developer's machine as on a server:
+ * How often the event-loop lag metrics sample the loop. prom-client's 10 ms wakes an idle proxy
+ * about 100 times a second, on a developer's machine as on a server:
  * 0.57% of a core doing nothing against 0.17% at 100 ms, which still records every stall of 100 ms
  * or more (a shorter one only when a sample falls in it).
  */
